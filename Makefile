@@ -1,0 +1,33 @@
+# The interface a person types; each target runs one script in scripts/.
+# `make run` takes VCPUS=, MEM=, NODES=, REPEAT=, THREADS= (see scripts/run.sh).
+
+export VCPUS MEM NODES REPEAT THREADS
+
+.PHONY: help tree export test run clean distclean
+
+help:
+	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
+	@echo 'make export     write the commits of build/linux to patches/ (and the cover letter)'
+	@echo 'make test       checkpatch, kernel-doc, KUnit (ktask and serial builds), W=1'
+	@echo 'make run        boot the patched kernel in QEMU and print the ktask benchmark'
+	@echo '                (VCPUS=n MEM=16G NODES=2 REPEAT=3 THREADS=1,2,4)'
+	@echo 'make clean      remove the object directories, keep build/linux'
+	@echo 'make distclean  remove all of build/, the kernel tree included'
+
+tree:
+	scripts/tree.sh
+
+export:
+	scripts/export.sh
+
+test:
+	scripts/test.sh
+
+run:
+	scripts/run.sh
+
+clean:
+	rm -rf build/kunit build/kunit-serial build/run build/*.log build/*.json build/accel
+
+distclean:
+	rm -rf build

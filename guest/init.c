@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PID 1 of the benchmark guest (make run).
+ *
+ * Runs the ktask self-benchmark through debugfs and prints one line per
+ * run on the console, each prefixed "ktask-bench: ", for scripts/report.py:
+ *
+ *	ktask-bench: vcpus=4 nodes=2 mem_kb=16377888 kernel=6.12.117
+ *	ktask-bench: job=cpu threads=2 used=2 units=4096 wall_ns=... cpu_ns=...
+ *	ktask-bench: error job=mem threads=4 errno=12 (Cannot allocate memory)
+ *	ktask-bench: done
+ *
+ * Writing "<job> <threads>\n" to /sys/kernel/debug/ktask/bench runs the job
+ * synchronously; reading the file then returns the result line.  The
+ * kernel hands unknown key=value boot parameters to init's environment:
+ *
+ *	ktask_threads=1,2,4	thread counts (default 1,2,4,... up to nproc,
+ *				always ending with nproc)
+ *	ktask_repeat=3		runs of each (job, threads) pair
+ *
+ * Repeats are the outermost loop, so any drift spreads over all cases.
+ * Then the guest powers off.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#define BENCH		"/sys/kernel/debug/ktask/bench"
+#define MAX_THREADS	64
+#define PREFIX		"ktask-bench: "
+
+static const char *const jobs[] = { "cpu", "mem" };
+
+static void power_off(void)
+{
+	fflush(stdout);
+	sync();
+	reboot(RB_POWER_OFF);
+	/* Without ACPI power off, a reboot still ends QEMU (-no-reboot). */
+	reboot(RB_AUTOBOOT);
+	for (;;)
+		pause();
+}
+
+static void mount_fs(const char *type, const char *dir)
+{
+	mkdir(dir, 0755);
+	if (mount(type, dir, type, 0, NULL) && errno != EBUSY)
+		printf(PREFIX "warning: mount %s on %s: %s\n",
+		       type, dir, strerror(errno));
+}
+
+static long meminfo_kb(const char *key)
+{
+	char line[256];
+	long kb = -1;
+	size_t len = strlen(key);
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			kb = atol(line + len + 1);
+			break;
+		}
+	fclose(f);
+	return kb;
+}
+
+static int count_nodes(void)
+{
+	glob_t g;
+	int n = 0;
+
+	if (!glob("/sys/devices/system/node/node[0-9]*", GLOB_ONLYDIR, NULL, &g))
+		n = g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+static void print_machine(int vcpus)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		strcpy(u.release, "unknown");
+	printf(PREFIX "vcpus=%d nodes=%d mem_kb=%ld kernel=%s\n",
+	       vcpus, count_nodes(), meminfo_kb("MemTotal"), u.release);
+}
+
+/* Parse "1,2,8" into @t; return the count, or 0 if the list is bad. */
+static int parse_threads(const char *s, int *t, int max)
+{
+	int n = 0;
+	char *end;
+
+	while (*s) {
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < 1 || v > MAX_THREADS || n == max)
+			return 0;
+		t[n++] = v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return 0;
+	}
+	return n;
+}
+
+/* 1, 2, 4, ... below @vcpus, then @vcpus itself. */
+static int default_threads(int vcpus, int *t, int max)
+{
+	int n = 0, v;
+
+	for (v = 1; v < vcpus && n < max - 1; v *= 2)
+		t[n++] = v;
+	t[n++] = vcpus;
+	return n;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	ssize_t len = strlen(s), ret;
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, s, len);
+	if (ret < 0)
+		ret = -errno;
+	close(fd);
+	return ret < 0 ? ret : ret == len ? 0 : -EIO;
+}
+
+static int read_line(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	if (len < 0)
+		len = -errno;
+	close(fd);
+	if (len < 0)
+		return len;
+	buf[len] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static void bench_one(const char *job, int threads)
+{
+	char cmd[64], result[512];
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "%s %d\n", job, threads);
+	ret = write_str(BENCH, cmd);
+	if (!ret)
+		ret = read_line(BENCH, result, sizeof(result));
+	if (ret)
+		printf(PREFIX "error job=%s threads=%d errno=%d (%s)\n",
+		       job, threads, -ret, strerror(-ret));
+	else
+		printf(PREFIX "%s\n", result);
+}
+
+int main(void)
+{
+	int threads[MAX_THREADS], nthreads, vcpus, repeat, r, j, i;
+	const char *env;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	mount_fs("proc", "/proc");
+	mount_fs("sysfs", "/sys");
+	mount_fs("debugfs", "/sys/kernel/debug");
+
+	vcpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (vcpus < 1)
+		vcpus = 1;
+	print_machine(vcpus);
+
+	env = getenv("ktask_threads");
+	nthreads = env ? parse_threads(env, threads, MAX_THREADS) :
+			 default_threads(vcpus, threads, MAX_THREADS);
+	if (!nthreads) {
+		printf(PREFIX "error: bad ktask_threads=%s, want e.g. 1,2,4\n", env);
+		power_off();
+	}
+	env = getenv("ktask_repeat");
+	repeat = env ? atoi(env) : 3;
+	if (repeat < 1)
+		repeat = 1;
+
+	if (access(BENCH, W_OK)) {
+		printf(PREFIX "error: %s: %s; is the kernel built with CONFIG_KTASK_BENCH=y and debugfs?\n",
+		       BENCH, strerror(errno));
+		power_off();
+	}
+
+	for (r = 0; r < repeat; r++)
+		for (j = 0; j < (int)(sizeof(jobs) / sizeof(jobs[0])); j++)
+			for (i = 0; i < nthreads; i++)
+				bench_one(jobs[j], threads[i]);
+	printf(PREFIX "done\n");
+	power_off();
+	return 0;
+}

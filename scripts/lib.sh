@@ -1,0 +1,72 @@
+# Shared helpers for the ktask harness scripts; source it, do not run it.
+# shellcheck shell=sh
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+# Debian's tools first, as deps.sh installs them: a python3 from pyenv or
+# a venv lacks python3-ply, which checkpatch's spdxcheck.py needs.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+export PATH
+build=$top/build
+tree=$build/linux
+
+# The Debian package the series is based on, and where it puts the source.
+source_pkg=linux-source-6.12
+source_tarball=/usr/src/linux-source-6.12.tar.xz
+
+# Print a progress line, so a long step never looks like a hang.
+step() {
+	printf '==> %s\n' "$*"
+}
+
+die() {
+	printf 'error: %s\n' "$*" >&2
+	exit 1
+}
+
+# Identity for commits made in build/linux: the repository's own.
+git_identity() {
+	name=$(git -C "$top" config user.name || echo ktask)
+	email=$(git -C "$top" config user.email || echo ktask@localhost)
+	printf -- '-c user.name=%s -c user.email=%s' "$name" "$email"
+}
+
+need_tree() {
+	git -C "$tree" rev-parse -q --verify baseline >/dev/null 2>&1 ||
+		die "no kernel tree in $tree: run 'make tree' first"
+}
+
+# Number of host CPUs, the default vCPU count.
+host_cpus() {
+	getconf _NPROCESSORS_ONLN
+}
+
+# Kernel builds go through ccache; with the base directory set, a fresh
+# clone in another folder still hits the cache of an earlier one.
+kcc="ccache gcc"
+CCACHE_BASEDIR=$top
+export CCACHE_BASEDIR
+
+# Run one kernel build (or KUnit run) at a time on this machine: 2 cores
+# do not fit two.  Lock each command, never a whole script, so a script
+# can call another without waiting on itself.
+locked() {
+	flock "$build/.kbuild.lock" "$@"
+}
+
+# Bring build/linux to patches/series with tree.sh, unless it holds local
+# work (uncommitted changes, or commits tree.sh did not make): then use
+# it as it is, which is what a person hacking on the series wants.
+sync_tree() {
+	"$top/scripts/deps.sh"
+	if git -C "$tree" rev-parse -q --verify baseline >/dev/null 2>&1; then
+		head=$(git -C "$tree" rev-parse HEAD)
+		if [ -n "$(git -C "$tree" status --porcelain --untracked-files=no)" ] ||
+		   { [ "$head" != "$(git -C "$tree" rev-parse baseline)" ] &&
+		     [ "$head" != "$(cat "$tree/.git/ktask-applied" 2>/dev/null)" ]; }; then
+			step "note: build/linux holds local work, using it as it is (not patches/)"
+			return 0
+		fi
+	fi
+	"$top/scripts/tree.sh"
+}

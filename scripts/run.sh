@@ -1,0 +1,141 @@
+#!/bin/sh
+# make run: build a small patched kernel (allnoconfig + configs/run.config)
+# in build/run, boot it in QEMU with guest/init.c as PID 1, which runs the
+# ktask self-benchmark, and print the tables (scripts/report.py).
+#
+# Environment: VCPUS (default: host CPUs), MEM (guest memory, default 16G),
+# NODES (NUMA nodes, default 2), REPEAT (runs of each case, default 3),
+# THREADS (comma list of thread counts, default 1,2,4,... up to VCPUS),
+# TIMEOUT (seconds for the boot, default 3600), ACCEL (see accel.sh),
+# CPU (QEMU -cpu model, default max), RUN_ALLOW_MISSING=1 (warn instead of
+# failing when an option of run.config is not set, e.g. before the series).
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+out=$build/run
+vcpus=${VCPUS:-$(host_cpus)}
+mem=${MEM:-16G}
+nodes=${NODES:-2}
+repeat=${REPEAT:-3}
+threads=${THREADS:-}
+timeout=${TIMEOUT:-3600}
+cpu=${CPU:-max}
+
+kmake() {
+	locked make -s -C "$tree" O="$out" ARCH=x86_64 CC="$kcc" "$@"
+}
+
+configure() {
+	step "configuring build/run: allnoconfig + configs/run.config"
+	mkdir -p "$out"
+	kmake allnoconfig >/dev/null
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+		"$top/configs/run.config" >/dev/null
+	kmake olddefconfig >/dev/null
+}
+
+# Every line of run.config must be in .config, as kunit.py checks its
+# kunitconfig: a missing one is an unmet dependency, not to be ignored.
+check_config() {
+	missing=
+	for line in $(grep '^CONFIG_' "$top/configs/run.config"); do
+		grep -qx "$line" "$out/.config" || missing="$missing $line"
+	done
+	[ -z "$missing" ] && return 0
+	if [ -n "${RUN_ALLOW_MISSING:-}" ]; then
+		step "warning: not set in build/run/.config:$missing"
+		return 0
+	fi
+	die "not set in build/run/.config after olddefconfig:$missing
+  This is probably an unmet dependency: see 'make -C build/linux O=build/run menuconfig' (search with /),
+  or RUN_ALLOW_MISSING=1 to boot anyway"
+}
+
+build_kernel() {
+	step "building the run kernel in build/run (-j2)"
+	kmake -j2 bzImage
+}
+
+# PID 1 and an uncompressed initramfs holding only it and /dev/console.
+build_initramfs() {
+	step "building guest/init.c and the initramfs"
+	gcc -static -O2 -Wall -Wextra -Werror -o "$out/init" "$top/guest/init.c"
+	gcc -O2 -o "$out/gen_init_cpio" "$tree/usr/gen_init_cpio.c"
+	cat >"$out/initramfs.list" <<-EOF
+	dir /dev 0755 0 0
+	nod /dev/console 0600 0 0 c 5 1
+	dir /proc 0755 0 0
+	dir /sys 0755 0 0
+	file /init $out/init 0755 0 0
+	EOF
+	"$out/gen_init_cpio" "$out/initramfs.list" >"$out/initramfs.cpio"
+}
+
+# "16G" or "2048M" (or plain MiB) -> MiB.
+mem_mib() {
+	case $1 in
+	*[Gg]) echo $((${1%[Gg]} * 1024)) ;;
+	*[Mm]) echo "${1%[Mm]}" ;;
+	*[!0-9]*|'') die "MEM=$1: want e.g. 16G or 2048M" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# One socket per node when the vCPUs split evenly: with all vCPUs in one
+# socket the kernel warns that CPUs sharing a cache sit on two nodes.
+smp_arg() {
+	if [ $((vcpus % nodes)) -eq 0 ]; then
+		echo "$vcpus,sockets=$nodes,cores=$((vcpus / nodes)),threads=1"
+	else
+		echo "$vcpus"
+	fi
+}
+
+# -m, one preallocated RAM backend per node and the CPUs split evenly.
+numa_args() {
+	total=$(mem_mib "$mem")
+	per=$((total / nodes))
+	[ "$per" -gt 0 ] || die "MEM=$mem is too small for NODES=$nodes"
+	printf -- '-m %sM' $((per * nodes))
+	n=0
+	while [ "$n" -lt "$nodes" ]; do
+		first=$((n * vcpus / nodes))
+		last=$(((n + 1) * vcpus / nodes - 1))
+		cpus=
+		[ "$last" -lt "$first" ] || cpus=",cpus=$first-$last"
+		printf -- ' -object memory-backend-ram,id=m%s,size=%sM,prealloc=on' "$n" "$per"
+		printf -- ' -numa node,nodeid=%s%s,memdev=m%s' "$n" "$cpus" "$n"
+		n=$((n + 1))
+	done
+}
+
+boot() {
+	accel=$("$top/scripts/accel.sh")
+	# panic=-1: a panic reboots, which ends QEMU (-no-reboot), not a hang.
+	append="console=ttyS0 quiet panic=-1 ktask_repeat=$repeat"
+	[ -z "$threads" ] || append="$append ktask_threads=$threads"
+	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr ' ' _)
+	# The first line says where the numbers come from (report.py reads it).
+	printf 'ktask-run: host_cpu=%s host_cpus=%s accel=%s qemu_vcpus=%s qemu_mem=%s qemu_nodes=%s\n' \
+		"${model:-unknown}" "$(host_cpus)" "${accel##* }" "$vcpus" "$mem" "$nodes" \
+		>"$out/console.log"
+	step "booting: $vcpus vCPUs, $mem in $nodes nodes, $accel, up to ${timeout}s (log: build/run/console.log)"
+	# shellcheck disable=SC2046,SC2086 # the argument lists are several words
+	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
+		-smp "$(smp_arg)" $(numa_args) -mem-prealloc \
+		-nodefaults -nographic -serial stdio -no-reboot \
+		-kernel "$out/arch/x86/boot/bzImage" -initrd "$out/initramfs.cpio" \
+		-append "$append" </dev/null 2>&1 || rc=$?
+	  echo "$rc" >"$out/qemu.rc"; } | tee -a "$out/console.log"
+	rc=$(cat "$out/qemu.rc")
+	[ "$rc" = 0 ] || step "warning: QEMU exited with $rc$([ "$rc" = 124 ] && echo ' (timeout)')"
+}
+
+sync_tree
+configure
+check_config
+build_kernel
+build_initramfs
+boot
+step "results"
+exec python3 "$top/scripts/report.py" "$out/console.log"

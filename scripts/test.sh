@@ -1,0 +1,173 @@
+#!/bin/sh
+# make test (and CI): every check of the series, one stage per function.
+#
+#   checkpatch  scripts/checkpatch.pl --strict, one check per patch
+#   kernel-doc  scripts/kernel-doc -none, one check per file the series adds
+#   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
+#               per test case
+#   w=1         the .c files the series touches, rebuilt with W=1
+#   serial      the same suite with CONFIG_KTASK=n: the serial fallback
+#               of the API must pass the same cases
+#
+# The last line is "N passed, N failed"; the exit status is non-zero if
+# anything failed or if a KUnit run ran no test (a crash or a timeout).
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+# The suite of the series (KUNITCONFIG= runs another, e.g. lib/kunit)
+# and the Kconfig options every run adds.
+kunitconfig=${KUNITCONFIG:-lib/test_ktask.kunitconfig}
+qemu_config=$top/configs/kunit-qemu.config
+
+passed=0
+failed=0
+
+pass() {
+	passed=$((passed + 1))
+}
+
+fail() {
+	failed=$((failed + 1))
+	printf 'FAIL: %s\n' "$*"
+}
+
+# Indent command output under the FAIL line it explains.
+indent() {
+	sed 's/^/    | /'
+}
+
+# Files the series changes (vs baseline, committed or not) matching $@.
+changed_files() {
+	git -C "$tree" diff --name-only "$@" baseline -- '*.c' '*.h'
+	git -C "$tree" ls-files --others --exclude-standard -- '*.c' '*.h'
+}
+
+series_patches() {
+	[ -f "$top/patches/series" ] || return 0
+	grep -v -e '^#' -e '^[[:space:]]*$' "$top/patches/series" || true
+}
+
+check_patches() {
+	list=$(series_patches)
+	if [ -z "$list" ]; then
+		step "checkpatch: patches/series is empty, nothing to check"
+		return 0
+	fi
+	step "checkpatch --strict on $(echo "$list" | wc -l) patches"
+	for p in $list; do
+		out=$(cd "$tree" && scripts/checkpatch.pl --strict --no-summary \
+			--terse "$top/patches/$p" 2>&1) || true
+		if printf '%s\n' "$out" | grep -q -E '(ERROR|WARNING|CHECK):'; then
+			fail "checkpatch $p (details: cd build/linux && scripts/checkpatch.pl --strict ../../patches/$p)"
+			printf '%s\n' "$out" | indent
+		else
+			pass
+		fi
+	done
+}
+
+check_kernel_doc() {
+	files=$(changed_files --diff-filter=A | sort -u)
+	if [ -z "$files" ]; then
+		step "kernel-doc: the series adds no .c or .h file"
+		return 0
+	fi
+	step "kernel-doc -none on $(echo "$files" | wc -l) added files"
+	for f in $files; do
+		out=$(cd "$tree" && scripts/kernel-doc -none "$f" 2>&1) || true
+		if [ -n "$out" ]; then
+			fail "kernel-doc $f"
+			printf '%s\n' "$out" | indent
+		else
+			pass
+		fi
+	done
+}
+
+# "passed failed skipped" test cases in a kunit.py --json file.
+count_json() {
+	python3 - "$1" <<-'EOF'
+	import json, sys
+	counts = {'PASS': 0, 'FAIL': 0, 'ERROR': 0, 'SKIP': 0}
+	def walk(group):
+	    for case in group.get('test_cases', []):
+	        status = case.get('status', 'FAIL')
+	        counts[status if status in counts else 'FAIL'] += 1
+	        if status in ('FAIL', 'ERROR'):
+	            print(f'FAIL: kunit {group.get("name")}.{case.get("name")} {status}',
+	                  file=sys.stderr)
+	    for sub in group.get('sub_groups', []):
+	        walk(sub)
+	try:
+	    with open(sys.argv[1]) as f:
+	        walk(json.load(f))
+	except (OSError, ValueError):
+	    pass
+	print(counts['PASS'], counts['FAIL'] + counts['ERROR'], counts['SKIP'])
+	EOF
+}
+
+# run_kunit NAME BUILD_DIR [kunit.py options]: build and boot the suite,
+# print kunit.py's summary, count each test case as one check.
+run_kunit() {
+	name=$1
+	dir=$2
+	shift 2
+	log=$dir.log
+	json=$dir.json
+	numa="-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
+		-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1"
+	step "kunit ($name): building and booting build/${dir##*/} (log: build/${log##*/})"
+	rm -f "$json"
+	rc=0
+	(cd "$tree" && locked python3 tools/testing/kunit/kunit.py run \
+		--arch=x86_64 --build_dir="$dir" --jobs=2 --make_options "CC=$kcc" \
+		--kunitconfig="$kunitconfig" --kunitconfig="$qemu_config" \
+		--qemu_args "-smp 4,sockets=2,cores=2,threads=1 -m 2048 $numa $accel" \
+		--timeout 600 --json="$json" "$@") >"$log" 2>&1 || rc=$?
+	summary=$(sed -n 's/.*\(Testing complete\..*\)/\1/p' "$log" |
+		sed 's/\x1b\[[0-9;]*m//g' | tail -1)
+	printf '    kunit (%s): %s\n' "$name" "${summary:-no summary: kunit.py did not finish}"
+	# shellcheck disable=SC2046 # three numbers
+	set -- $(count_json "$json")
+	passed=$((passed + $1))
+	failed=$((failed + $2))
+	if [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
+		[ "$2" -gt 0 ] || fail "kunit ($name): kunit.py exited with $rc after $(($1 + $2 + $3)) tests"
+		tail -n 40 "$log" | indent
+	fi
+}
+
+# Rebuild the objects of the .c files the series touches with W=1, in the
+# KUnit build; files that configuration does not build are skipped.
+check_w1() {
+	dir=$build/kunit
+	for f in $(changed_files | grep '\.c$' | sort -u); do
+		obj=${f%.c}.o
+		if [ ! -f "$dir/$obj" ]; then
+			step "W=1: $obj is not built by the KUnit configuration, skipped"
+			continue
+		fi
+		step "W=1: $obj"
+		rc=0
+		out=$(locked make -s -C "$tree" O="$dir" ARCH=x86_64 W=1 \
+			CC="$kcc" "$obj" 2>&1) || rc=$?
+		if [ "$rc" -ne 0 ] || printf '%s\n' "$out" | grep -q 'warning:'; then
+			fail "W=1 $obj"
+			printf '%s\n' "$out" | indent
+		else
+			pass
+		fi
+	done
+}
+
+sync_tree
+accel=$("$top/scripts/accel.sh")
+check_patches
+check_kernel_doc
+run_kunit ktask "$build/kunit"
+check_w1
+run_kunit serial "$build/kunit-serial" --kconfig_add CONFIG_KTASK=n
+
+printf '%s passed, %s failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
