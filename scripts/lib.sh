@@ -24,11 +24,12 @@ die() {
 	exit 1
 }
 
-# Identity for commits made in build/linux: the repository's own.
+# Identity for commits made in build/linux: the repository's own.  Set
+# through the environment: a name with spaces cannot go through "-c".
 git_identity() {
-	name=$(git -C "$top" config user.name || echo ktask)
-	email=$(git -C "$top" config user.email || echo ktask@localhost)
-	printf -- '-c user.name=%s -c user.email=%s' "$name" "$email"
+	GIT_COMMITTER_NAME=$(git -C "$top" config user.name || echo ktask)
+	GIT_COMMITTER_EMAIL=$(git -C "$top" config user.email || echo ktask@localhost)
+	export GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
 }
 
 need_tree() {

@@ -7,12 +7,14 @@
 # NODES (NUMA nodes, default 2), REPEAT (runs of each case, default 3),
 # THREADS (comma list of thread counts, default 1,2,4,... up to VCPUS),
 # TIMEOUT (seconds for the boot, default 3600), ACCEL (see accel.sh),
-# CPU (QEMU -cpu model, default max), RUN_ALLOW_MISSING=1 (warn instead of
-# failing when an option of run.config is not set, e.g. before the series).
+# CPU (QEMU -cpu model, default max), APPEND (more kernel parameters),
+# RUN_ALLOW_MISSING=1 (warn instead of failing when an option of
+# run.config is not set, e.g. before the series has it).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
 out=$build/run
+guest=$out/guest
 vcpus=${VCPUS:-$(host_cpus)}
 mem=${MEM:-16G}
 nodes=${NODES:-2}
@@ -20,6 +22,7 @@ repeat=${REPEAT:-3}
 threads=${THREADS:-}
 timeout=${TIMEOUT:-3600}
 cpu=${CPU:-max}
+extra=${APPEND:-}
 
 kmake() {
 	locked make -s -C "$tree" O="$out" ARCH=x86_64 CC="$kcc" "$@"
@@ -59,16 +62,17 @@ build_kernel() {
 # PID 1 and an uncompressed initramfs holding only it and /dev/console.
 build_initramfs() {
 	step "building guest/init.c and the initramfs"
-	gcc -static -O2 -Wall -Wextra -Werror -o "$out/init" "$top/guest/init.c"
-	gcc -O2 -o "$out/gen_init_cpio" "$tree/usr/gen_init_cpio.c"
-	cat >"$out/initramfs.list" <<-EOF
+	mkdir -p "$guest"
+	gcc -static -O2 -Wall -Wextra -Werror -o "$guest/init" "$top/guest/init.c"
+	gcc -O2 -o "$guest/gen_init_cpio" "$tree/usr/gen_init_cpio.c"
+	cat >"$guest/initramfs.list" <<-EOF
 	dir /dev 0755 0 0
 	nod /dev/console 0600 0 0 c 5 1
 	dir /proc 0755 0 0
 	dir /sys 0755 0 0
-	file /init $out/init 0755 0 0
+	file /init $guest/init 0755 0 0
 	EOF
-	"$out/gen_init_cpio" "$out/initramfs.list" >"$out/initramfs.cpio"
+	"$guest/gen_init_cpio" "$guest/initramfs.list" >"$guest/initramfs.cpio"
 }
 
 # "16G" or "2048M" (or plain MiB) -> MiB.
@@ -114,6 +118,7 @@ boot() {
 	# panic=-1: a panic reboots, which ends QEMU (-no-reboot), not a hang.
 	append="console=ttyS0 quiet panic=-1 ktask_repeat=$repeat"
 	[ -z "$threads" ] || append="$append ktask_threads=$threads"
+	[ -z "$extra" ] || append="$append $extra"
 	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr ' ' _)
 	# The first line says where the numbers come from (report.py reads it).
 	printf 'ktask-run: host_cpu=%s host_cpus=%s accel=%s qemu_vcpus=%s qemu_mem=%s qemu_nodes=%s\n' \
@@ -123,8 +128,8 @@ boot() {
 	# shellcheck disable=SC2046,SC2086 # the argument lists are several words
 	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
 		-smp "$(smp_arg)" $(numa_args) -mem-prealloc \
-		-nodefaults -nographic -serial stdio -no-reboot \
-		-kernel "$out/arch/x86/boot/bzImage" -initrd "$out/initramfs.cpio" \
+		-bios qboot.rom -nodefaults -nographic -serial stdio -no-reboot \
+		-kernel "$out/arch/x86/boot/bzImage" -initrd "$guest/initramfs.cpio" \
 		-append "$append" </dev/null 2>&1 || rc=$?
 	  echo "$rc" >"$out/qemu.rc"; } | tee -a "$out/console.log"
 	rc=$(cat "$out/qemu.rc")

@@ -53,13 +53,13 @@ apply_series() {
 	fi
 	git -C "$tree" reset -q --hard baseline
 	[ -f "$top/patches/series" ] || return 0
+	git_identity
 	grep -v '^#' "$top/patches/series" | while read -r p; do
 		[ -n "$p" ] || continue
 		step "applying $p"
-		# shellcheck disable=SC2046 # the identity is several words
-		if ! out=$(git -C "$tree" $(git_identity) am -q --keep-cr "$top/patches/$p" 2>&1); then
+		if ! out=$(git -C "$tree" am -q --keep-cr "$top/patches/$p" 2>&1); then
 			printf '%s\n' "$out" >&2
-			git -C "$tree" am --abort
+			git -C "$tree" am --abort 2>/dev/null || true
 			die "$p does not apply to $(git -C "$tree" log -1 --format=%s baseline); the hunk named above failed"
 		fi
 	done
@@ -78,6 +78,9 @@ installed=$(dpkg-query -W -f='${Version}' "$source_pkg")
 
 if [ "$(series_ids)" = "$(tree_ids)" ]; then
 	step "build/linux is up to date with patches/series"
+	# Remember this state as the series', so a later change of patches/
+	# (git pull) may replace it.
+	git -C "$tree" rev-parse HEAD >"$tree/.git/ktask-applied"
 	exit 0
 fi
 apply_series
