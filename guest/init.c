@@ -1,25 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * PID 1 of the benchmark guest (make run).
+ * PID 1 of the guest of make run and make test.
  *
- * Runs the ktask self-benchmark through debugfs and prints one line per
- * run on the console, each prefixed "ktask-bench: ", for scripts/report.py:
+ * The kernel hands unknown key=value boot parameters to init's environment;
+ * ktask_mode=, a comma list, says what to run (default "bench,contention"):
+ *
+ *	bench		the self-benchmark at several thread counts (below)
+ *	contention	jobs beside CPU hogs (contention.c)
+ *	test		the in-guest tests of make test (selftest.c)
+ *
+ * The benchmark runs the ktask self-benchmark through debugfs and prints
+ * one line per run on the console, each prefixed "ktask-bench: ", for
+ * scripts/report.py:
  *
  *	ktask-bench: vcpus=4 nodes=2 mem_kb=16377888 kernel=6.12.117
- *	ktask-bench: job=cpu threads=2 used=2 units=4096 wall_ns=... cpu_ns=...
+ *	ktask-bench: job=cpu threads=2 used=2 units=4096 wall_ns=... cpu_ns=... job_cpu_ns=...
  *	ktask-bench: error job=mem threads=4 errno=12 (Cannot allocate memory)
  *	ktask-bench: done
  *
  * Writing "<job> <threads>\n" to /sys/kernel/debug/ktask/bench runs the job
- * synchronously; reading the file then returns the result line.  The
- * kernel hands unknown key=value boot parameters to init's environment:
+ * synchronously; reading the file then returns the result line.  Its
+ * parameters:
  *
  *	ktask_threads=1,2,4	thread counts (default 1,2,4,... up to nproc,
  *				always ending with nproc)
  *	ktask_repeat=3		runs of each (job, threads) pair
  *
  * Repeats are the outermost loop, so any drift spreads over all cases.
- * Then the guest powers off.
+ * Then the guest powers off.  Every user task that writes the file is the
+ * caller of the job, so its helpers are threads of this process.
  */
 #include <errno.h>
 #include <glob.h>
@@ -31,9 +40,11 @@
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
-#define BENCH		"/sys/kernel/debug/ktask/bench"
+#include "guest.h"
+
 #define MAX_THREADS	64
 #define PREFIX		"ktask-bench: "
 
@@ -129,7 +140,7 @@ static int default_threads(int vcpus, int *t, int max)
 	return n;
 }
 
-static int write_str(const char *path, const char *s)
+int write_str(const char *path, const char *s)
 {
 	ssize_t len = strlen(s), ret;
 	int fd = open(path, O_WRONLY);
@@ -143,7 +154,7 @@ static int write_str(const char *path, const char *s)
 	return ret < 0 ? ret : ret == len ? 0 : -EIO;
 }
 
-static int read_line(const char *path, char *buf, size_t size)
+int read_line(const char *path, char *buf, size_t size)
 {
 	ssize_t len;
 	int fd = open(path, O_RDONLY);
@@ -161,31 +172,107 @@ static int read_line(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-static void bench_one(const char *job, int threads)
+/* The value of "key value" in a file of such lines (cgroup cpu.stat). */
+long long read_key(const char *path, const char *key)
 {
-	char cmd[64], result[512];
+	char line[256];
+	long long value = -1;
+	size_t len = strlen(key);
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ' ') {
+			value = atoll(line + len + 1);
+			break;
+		}
+	fclose(f);
+	return value;
+}
+
+unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static unsigned long long field(const char *line, const char *key)
+{
+	const char *at = strstr(line, key);
+
+	return at ? strtoull(at + strlen(key), NULL, 10) : 0;
+}
+
+/* Run one job of the self-benchmark; 0 or -errno. */
+int bench_run(const char *job, int threads, struct bench_result *res)
+{
+	char cmd[64];
 	int ret;
 
 	snprintf(cmd, sizeof(cmd), "%s %d\n", job, threads);
 	ret = write_str(BENCH, cmd);
 	if (!ret)
-		ret = read_line(BENCH, result, sizeof(result));
+		ret = read_line(BENCH, res->line, sizeof(res->line));
+	if (ret)
+		return ret;
+	res->used = field(res->line, " used=");
+	res->wall_ns = field(res->line, " wall_ns=");
+	res->cpu_ns = field(res->line, " cpu_ns=");
+	res->job_cpu_ns = field(res->line, " job_cpu_ns=");
+	return 0;
+}
+
+static void bench_one(const char *job, int threads)
+{
+	struct bench_result res;
+	int ret = bench_run(job, threads, &res);
+
 	if (ret)
 		printf(PREFIX "error job=%s threads=%d errno=%d (%s)\n",
 		       job, threads, -ret, strerror(-ret));
 	else
-		printf(PREFIX "%s\n", result);
+		printf(PREFIX "%s\n", res.line);
+}
+
+static void run_bench(int repeat, const int *threads, int nthreads)
+{
+	int r, j, i;
+
+	for (r = 0; r < repeat; r++)
+		for (j = 0; j < (int)(sizeof(jobs) / sizeof(jobs[0])); j++)
+			for (i = 0; i < nthreads; i++)
+				bench_one(jobs[j], threads[i]);
+}
+
+/* Whether @mode is in the comma list @modes. */
+static int has_mode(const char *modes, const char *mode)
+{
+	size_t len = strlen(mode);
+	const char *at;
+
+	for (at = strstr(modes, mode); at; at = strstr(at + 1, mode))
+		if ((at == modes || at[-1] == ',') &&
+		    (at[len] == ',' || !at[len]))
+			return 1;
+	return 0;
 }
 
 int main(void)
 {
-	int threads[MAX_THREADS], nthreads, vcpus, repeat, r, j, i;
-	const char *env;
+	int threads[MAX_THREADS], nthreads, vcpus, repeat;
+	const char *env, *modes;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	mount_fs("proc", "/proc");
 	mount_fs("sysfs", "/sys");
 	mount_fs("debugfs", "/sys/kernel/debug");
+	mount_fs("tracefs", "/sys/kernel/tracing");
+	modes = getenv("ktask_mode");
+	if (!modes)
+		modes = "bench,contention";
 
 	vcpus = sysconf(_SC_NPROCESSORS_ONLN);
 	if (vcpus < 1)
@@ -210,10 +297,12 @@ int main(void)
 		power_off();
 	}
 
-	for (r = 0; r < repeat; r++)
-		for (j = 0; j < (int)(sizeof(jobs) / sizeof(jobs[0])); j++)
-			for (i = 0; i < nthreads; i++)
-				bench_one(jobs[j], threads[i]);
+	if (has_mode(modes, "bench"))
+		run_bench(repeat, threads, nthreads);
+	if (has_mode(modes, "contention"))
+		run_contention(vcpus, repeat);
+	if (has_mode(modes, "test"))
+		run_selftest(vcpus);
 	printf(PREFIX "done\n");
 	power_off();
 	return 0;

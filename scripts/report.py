@@ -2,8 +2,9 @@
 """Print the ktask benchmark tables from a guest console log (make run).
 
 Reads the "ktask-run:" line that scripts/run.sh writes first (the host and
-QEMU side) and the "ktask-bench:" lines that guest/init.c prints, and shows
-one table per job.  It reports and never judges: the exit status is non-zero
+QEMU side), the "ktask-bench:" lines that guest/init.c prints, and shows one
+table per job; then the "ktask-contention:" lines of guest/contention.c, as
+one table per load with the targets of the busy-system issue.  It reports and never judges: the exit status is non-zero
 only when the log holds no result at all, and then the end of the console is
 printed so the reason (panic, missing debugfs file, timeout) is visible.
 
@@ -14,7 +15,7 @@ import os
 import statistics
 import sys
 
-PREFIXES = ('ktask-run:', 'ktask-bench:')
+PREFIXES = ('ktask-run:', 'ktask-bench:', 'ktask-contention:')
 
 
 def parse_fields(text):
@@ -28,7 +29,11 @@ def parse_fields(text):
 
 
 def read_log(path):
-	"""Return (lines, machine fields, results, errors) of a console log."""
+	"""Return (lines, machine fields, results, errors) of a console log.
+
+	Results are dicts of the key=value fields of each run, with 'kind'
+	set to 'bench' or 'contention'.
+	"""
 	with open(path, encoding='utf-8', errors='replace') as f:
 		lines = [line.rstrip('\r\n').replace('\r', '') for line in f]
 	machine, results, errors = {}, [], []
@@ -46,7 +51,11 @@ def read_log(path):
 			machine.update(fields)
 		elif text.startswith('error'):
 			errors.append(text)
+		elif prefix == 'ktask-contention:' and 'load' in fields:
+			fields['kind'] = 'contention'
+			results.append(fields)
 		elif 'job' in fields and 'wall_ns' in fields:
+			fields['kind'] = 'bench'
 			results.append(fields)
 	return lines, machine, results, errors
 
@@ -92,13 +101,16 @@ def job_table(job, runs):
 		by_threads.setdefault(int(run['threads']), []).append(run)
 	serial = by_threads.get(1, [])
 	serial_wall = [int(r['wall_ns']) for r in serial]
-	serial_cpu = [int(r['cpu_ns']) for r in serial if 'cpu_ns' in r]
+	# The job's aggregate CPU time (all threads, setup included) when the
+	# kernel reports it, else the time spent in thread functions.
+	cpu_key = 'job_cpu_ns' if all(int(r.get('job_cpu_ns', 0)) for r in runs) else 'cpu_ns'
+	serial_cpu = [int(r[cpu_key]) for r in serial if cpu_key in r]
 	rows = [('threads', 'runs', 'wall ms median (min-max)', 'speedup',
 		 'cpu / serial cpu', 'used')]
 	for threads in sorted(by_threads):
 		group = by_threads[threads]
 		wall = [int(r['wall_ns']) for r in group]
-		cpu = [int(r['cpu_ns']) for r in group if 'cpu_ns' in r]
+		cpu = [int(r[cpu_key]) for r in group if cpu_key in r]
 		used = sorted({r.get('used', '?') for r in group})
 		rows.append((str(threads), str(len(group)), spread(wall, 1e6),
 			     ratio(serial_wall, wall), ratio(cpu, serial_cpu),
@@ -112,6 +124,86 @@ def job_table(job, runs):
 	return out
 
 
+def median_of(runs, key):
+	values = [float(r[key]) for r in runs if key in r]
+	return statistics.median(values) if values else None
+
+
+def table(rows):
+	widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+	return ['  ' + ' | '.join(cell.rjust(w) for cell, w in zip(row, widths))
+		for row in rows]
+
+
+def contention_tables(runs):
+	"""The contention table: per load, the job at 1 and N threads."""
+	loads = []
+	for run in runs:
+		if run['load'] not in loads:
+			loads.append(run['load'])
+	serial_idle = [r for r in runs if r['load'] == 'idle' and r['threads'] == '1']
+	serial_cpu = median_of(serial_idle, 'job_cpu_ns')
+	out = ['contention: the cpu job beside CPU hogs (one per vCPU loaded, nice 0);',
+	       '  hog kept = hog throughput during the job / just before it;',
+	       '  cpu / serial = job CPU time (all threads) / idle 1-thread job\'s']
+	summary = {}
+	for load in loads:
+		group = [r for r in runs if r['load'] == load]
+		one = [r for r in group if r['threads'] == '1']
+		one_wall = median_of(one, 'wall_ns')
+		rows = [('threads', 'lending', 'runs', 'wall ms median (min-max)',
+			 'vs 1 thread', 'hog kept', 'cpu / serial', 'used')]
+		configs = []
+		for r in group:
+			key = (int(r['threads']), r['lending'])
+			if key not in configs:
+				configs.append(key)
+		for threads, lending in configs:
+			sel = [r for r in group if int(r['threads']) == threads and
+			       r['lending'] == lending]
+			wall = [int(r['wall_ns']) for r in sel]
+			kept = [float(r['hog_during']) / float(r['hog_base'])
+				for r in sel if float(r.get('hog_base', 0)) > 0]
+			cpu = median_of(sel, 'job_cpu_ns')
+			rows.append((str(threads), lending if threads > 1 else '-',
+				     str(len(sel)), spread(wall, 1e6),
+				     f'{statistics.median(wall) / one_wall:.2f}' if one_wall else '-',
+				     f'{statistics.median(kept) * 100:.0f}%' if kept else '-',
+				     f'{cpu / serial_cpu:.2f}' if cpu and serial_cpu else '-',
+				     ','.join(sorted({r.get('used', '?') for r in sel}))))
+			summary[(load, threads, lending)] = (
+				statistics.median(wall),
+				statistics.median(kept) if kept else None,
+				cpu / serial_cpu if cpu and serial_cpu else None)
+		hogs = group[0].get('hogs', '?')
+		out.append(f'load {load} ({hogs} hogs)')
+		out.extend(table(rows))
+	return out + contention_targets(summary)
+
+
+def contention_targets(summary):
+	"""The issue's targets, as measured: reported, never asserted."""
+	out = ['targets (reported, not asserted):']
+	nthreads = max((t for (_, t, _) in summary), default=1)
+	full_one = summary.get(('full', 1, 'on'))
+	full_n = summary.get(('full', nthreads, 'on'))
+	if full_one and full_n and nthreads > 1:
+		ratio = full_n[0] / full_one[0]
+		out.append(f'  full load: {nthreads}-thread wall / 1-thread wall = '
+			   f'{ratio:.2f} (target <= 1.00: {"met" if ratio <= 1.0 else "missed"})')
+		if full_one[1] is not None and full_n[1] is not None:
+			lost_one, lost_n = 1 - full_one[1], 1 - full_n[1]
+			met = lost_n <= lost_one + 0.05
+			out.append(f'  full load: hog throughput lost to the {nthreads}-thread job '
+				   f'{lost_n * 100:.0f}%, to the 1-thread job {lost_one * 100:.0f}% '
+				   f'(target <= +5 points: {"met" if met else "missed"})')
+	idle_n = summary.get(('idle', nthreads, 'on'))
+	if idle_n and idle_n[2] is not None and nthreads > 1:
+		out.append(f'  idle: {nthreads}-thread job CPU / serial job CPU = {idle_n[2]:.2f} '
+			   f'(target <= 1.10: {"met" if idle_n[2] <= 1.10 else "missed"})')
+	return out
+
+
 def main():
 	top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 	path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(top, 'build/run/console.log')
@@ -122,13 +214,18 @@ def main():
 		      file=sys.stderr)
 		return 1
 	print(header(machine))
+	bench = [r for r in results if r['kind'] == 'bench']
 	jobs = []
-	for run in results:
+	for run in bench:
 		if run['job'] not in jobs:
 			jobs.append(run['job'])
 	for job in jobs:
 		print()
-		print('\n'.join(job_table(job, [r for r in results if r['job'] == job])))
+		print('\n'.join(job_table(job, [r for r in bench if r['job'] == job])))
+	contention = [r for r in results if r['kind'] == 'contention']
+	if contention:
+		print()
+		print('\n'.join(contention_tables(contention)))
 	for err in errors:
 		print(f'guest: {err}')
 	if results:

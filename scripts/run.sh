@@ -1,7 +1,8 @@
 #!/bin/sh
 # make run: build a small patched kernel (allnoconfig + configs/run.config)
-# in build/run, boot it in QEMU with guest/init.c as PID 1, which runs the
-# ktask self-benchmark, and print the tables (scripts/report.py).
+# in build/run, boot it in QEMU with guest/ as PID 1, which runs the ktask
+# self-benchmark and the contention runs, and print the tables
+# (scripts/report.py).  make test boots the same kernel with MODE=test.
 #
 # Environment: VCPUS (default: host CPUs), MEM (guest memory, default 16G),
 # NODES (NUMA nodes, default 2), REPEAT (runs of each case, default 3),
@@ -9,7 +10,9 @@
 # TIMEOUT (seconds for the boot, default 3600), ACCEL (see accel.sh),
 # CPU (QEMU -cpu model, default max), APPEND (more kernel parameters),
 # RUN_ALLOW_MISSING=1 (warn instead of failing when an option of
-# run.config is not set, e.g. before the series has it).
+# run.config is not set, e.g. before the series has it), MODE (what the
+# guest runs, see guest/init.c; default bench,contention; "test" writes
+# build/run/test-console.log and prints no report).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -23,6 +26,9 @@ threads=${THREADS:-}
 timeout=${TIMEOUT:-3600}
 cpu=${CPU:-max}
 extra=${APPEND:-}
+mode=${MODE:-bench,contention}
+log=$out/console.log
+[ "$mode" != test ] || log=$out/test-console.log
 
 kmake() {
 	locked make -s -C "$tree" O="$out" ARCH=x86_64 CC="$kcc" "$@"
@@ -63,7 +69,7 @@ build_kernel() {
 build_initramfs() {
 	step "building guest/init.c and the initramfs"
 	mkdir -p "$guest"
-	gcc -static -O2 -Wall -Wextra -Werror -o "$guest/init" "$top/guest/init.c"
+	gcc -static -O2 -Wall -Wextra -Werror -o "$guest/init" "$top"/guest/*.c
 	gcc -O2 -o "$guest/gen_init_cpio" "$tree/usr/gen_init_cpio.c"
 	cat >"$guest/initramfs.list" <<-EOF
 	dir /dev 0755 0 0
@@ -116,22 +122,22 @@ numa_args() {
 boot() {
 	accel=$("$top/scripts/accel.sh")
 	# panic=-1: a panic reboots, which ends QEMU (-no-reboot), not a hang.
-	append="console=ttyS0 quiet panic=-1 ktask_repeat=$repeat"
+	append="console=ttyS0 quiet panic=-1 ktask_mode=$mode ktask_repeat=$repeat"
 	[ -z "$threads" ] || append="$append ktask_threads=$threads"
 	[ -z "$extra" ] || append="$append $extra"
 	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr ' ' _)
 	# The first line says where the numbers come from (report.py reads it).
 	printf 'ktask-run: host_cpu=%s host_cpus=%s accel=%s qemu_vcpus=%s qemu_mem=%s qemu_nodes=%s\n' \
 		"${model:-unknown}" "$(host_cpus)" "${accel##* }" "$vcpus" "$mem" "$nodes" \
-		>"$out/console.log"
-	step "booting: $vcpus vCPUs, $mem in $nodes nodes, $accel, up to ${timeout}s (log: build/run/console.log)"
+		>"$log"
+	step "booting: $vcpus vCPUs, $mem in $nodes nodes, $accel, up to ${timeout}s (log: build/run/${log##*/})"
 	# shellcheck disable=SC2046,SC2086 # the argument lists are several words
 	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
 		-smp "$(smp_arg)" $(numa_args) -mem-prealloc \
 		-bios qboot.rom -nodefaults -nographic -serial stdio -no-reboot \
 		-kernel "$out/arch/x86/boot/bzImage" -initrd "$guest/initramfs.cpio" \
 		-append "$append" </dev/null 2>&1 || rc=$?
-	  echo "$rc" >"$out/qemu.rc"; } | tee -a "$out/console.log"
+	  echo "$rc" >"$out/qemu.rc"; } | tee -a "$log"
 	rc=$(cat "$out/qemu.rc")
 	[ "$rc" = 0 ] || step "warning: QEMU exited with $rc$([ "$rc" = 124 ] && echo ' (timeout)')"
 }
@@ -142,5 +148,6 @@ check_config
 build_kernel
 build_initramfs
 boot
+[ "$mode" != test ] || exit 0
 step "results"
-exec python3 "$top/scripts/report.py" "$out/console.log"
+exec python3 "$top/scripts/report.py" "$log"

@@ -5,9 +5,14 @@
 #   kernel-doc  scripts/kernel-doc -none, one check per file the series adds
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
 #               per test case
+#   smt         the same kernel booted with 2 cores of 2 SMT threads, for
+#               the case that needs SMT (one thread per core)
 #   w=1         the .c files the series touches, rebuilt with W=1
 #   serial      the same suite with CONFIG_KTASK=n: the serial fallback
 #               of the API must pass the same cases
+#   guest       the make run kernel booted with guest/ in test mode: what
+#               needs a user task as the caller (helpers in its process,
+#               its affinity, its cgroup's cpu.max), one check per test
 #
 # The last line is "N passed, N failed"; the exit status is non-zero if
 # anything failed or if a KUnit run ran no test (a crash or a timeout).
@@ -107,23 +112,30 @@ count_json() {
 	EOF
 }
 
-# run_kunit NAME BUILD_DIR [kunit.py options]: build and boot the suite,
-# print kunit.py's summary, count each test case as one check.
+# The KUnit guest: 2 NUMA nodes of 2 vCPUs.
+numa_topology="-smp 4,sockets=2,cores=2,threads=1 -m 2048
+	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
+	-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1"
+
+# run_kunit NAME BUILD_DIR COMMAND QEMU_ARGS [kunit.py options]: build and
+# boot the suite (COMMAND run), or only boot it (exec), print kunit.py's
+# summary, count each test case as one check.
 run_kunit() {
 	name=$1
 	dir=$2
-	shift 2
-	log=$dir.log
-	json=$dir.json
-	numa="-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
-		-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1"
-	step "kunit ($name): building and booting build/${dir##*/} (log: build/${log##*/})"
+	command=$3
+	qemu_args=$4
+	shift 4
+	log=$build/kunit-$name.log
+	[ "$name" != ktask ] || log=$dir.log
+	json=${log%.log}.json
+	step "kunit ($name): $command build/${dir##*/} (log: build/${log##*/})"
 	rm -f "$json"
 	rc=0
-	(cd "$tree" && locked python3 tools/testing/kunit/kunit.py run \
-		--arch=x86_64 --build_dir="$dir" --jobs=2 --make_options "CC=$kcc" \
+	(cd "$tree" && locked python3 tools/testing/kunit/kunit.py "$command" \
+		--arch=x86_64 --build_dir="$dir" --make_options "CC=$kcc" \
 		--kunitconfig="$kunitconfig" --kunitconfig="$qemu_config" \
-		--qemu_args "-smp 4,sockets=2,cores=2,threads=1 -m 2048 $numa $accel" \
+		--qemu_args "$qemu_args $accel" \
 		--timeout 600 --json="$json" "$@") >"$log" 2>&1 || rc=$?
 	summary=$(sed -n 's/.*\(Testing complete\..*\)/\1/p' "$log" |
 		sed 's/\x1b\[[0-9;]*m//g' | tail -1)
@@ -161,13 +173,36 @@ check_w1() {
 	done
 }
 
+# Boot the make run kernel with guest/ in test mode; count its
+# "ktask-test: ok|FAIL NAME ..." lines, and want its "done".
+run_guest_tests() {
+	log=$build/run/test-console.log
+	step "guest: the run kernel in test mode (log: build/${log#"$build"/})"
+	rc=0
+	MODE=test MEM=2G REPEAT=1 "$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
+	results=$(sed -n 's/.*ktask-test: //p' "$log" 2>/dev/null | tr -d '\r')
+	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
+	ok=$(printf '%s\n' "$results" | grep -c '^ok ' || true)
+	bad=$(printf '%s\n' "$results" | grep -c '^FAIL ' || true)
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	if [ "$rc" -ne 0 ] || ! printf '%s\n' "$results" | grep -q '^done'; then
+		fail "guest: the tests did not finish (exit $rc; build/guest-test.log)"
+		tail -n 30 "$build/guest-test.log" | indent
+	fi
+}
+
 sync_tree
 accel=$("$top/scripts/accel.sh")
 check_patches
 check_kernel_doc
-run_kunit ktask "$build/kunit"
+run_kunit ktask "$build/kunit" run "$numa_topology" --jobs=2
+run_kunit smt "$build/kunit" exec "-smp 4,sockets=1,cores=2,threads=2 -m 1024" \
+	'ktask.ktask_test_one_thread_per_core'
 check_w1
-run_kunit serial "$build/kunit-serial" --kconfig_add CONFIG_KTASK=n
+run_kunit serial "$build/kunit-serial" run "$numa_topology" --jobs=2 \
+	--kconfig_add CONFIG_KTASK=n
+run_guest_tests
 
 printf '%s passed, %s failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

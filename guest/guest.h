@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the parts of the guest's PID 1 share: init.c (the entry point and
+ * the benchmark), contention.c (jobs beside CPU hogs) and selftest.c (the
+ * in-guest tests of make test).
+ */
+#ifndef KTASK_GUEST_H
+#define KTASK_GUEST_H
+
+#include <stddef.h>
+
+#define BENCH		"/sys/kernel/debug/ktask/bench"
+#define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
+#define KNOB_LENDING	"/sys/module/ktask/parameters/priority_lending"
+
+/* One run of the self-benchmark, as /sys/kernel/debug/ktask/bench says. */
+struct bench_result {
+	char			line[256];	/* the whole result line */
+	int			used;		/* threads that ran a chunk */
+	unsigned long long	wall_ns;
+	unsigned long long	cpu_ns;		/* in thread functions */
+	unsigned long long	job_cpu_ns;	/* all of the job's threads */
+};
+
+int write_str(const char *path, const char *s);
+int read_line(const char *path, char *buf, size_t size);
+long long read_key(const char *path, const char *key);
+unsigned long long now_ns(void);
+int bench_run(const char *job, int threads, struct bench_result *res);
+
+void run_contention(int vcpus, int repeat);
+void run_selftest(int vcpus);
+
+#endif

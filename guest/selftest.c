@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-guest tests of make test: what KUnit cannot check because it
+ * needs a user task as the caller, whose helpers are threads of its own
+ * process.  Each test prints one line, which scripts/test.sh counts:
+ *
+ *	ktask-test: ok helpers_in_process used=2 ...
+ *	ktask-test: FAIL cgroup_cpu_max usage 40% of the job's CPU time ...
+ *
+ * and the run ends with "ktask-test: done".
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guest.h"
+
+#define PREFIX		"ktask-test: "
+#define CGROOT		"/sys/fs/cgroup"
+#define CG		CGROOT "/ktask"
+#define QUOTA_PCT	20	/* cpu.max of the test cgroup: 20% of a CPU */
+
+static void report(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf(PREFIX "%s %s ", ok ? "ok" : "FAIL", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static int bench_or_report(const char *name, int threads,
+			   struct bench_result *res)
+{
+	int ret = bench_run("cpu", threads, res);
+
+	if (ret)
+		report(0, name, "the benchmark failed: %s", strerror(-ret));
+	return !ret;
+}
+
+/* A user task's job uses helpers, and its CPU time includes theirs. */
+static void test_helpers(int vcpus)
+{
+	struct bench_result res;
+	int want = vcpus < 4 ? vcpus : 4;
+
+	if (!bench_or_report("helpers", vcpus, &res))
+		return;
+	report(res.used == want && res.job_cpu_ns >= res.cpu_ns, "helpers",
+	       "used=%d (want %d) cpu_ns=%llu job_cpu_ns=%llu", res.used,
+	       want, res.cpu_ns, res.job_cpu_ns);
+}
+
+/* Run @fn in a child process and wait for it. */
+static void in_child(void (*fn)(int), int arg)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		printf(PREFIX "FAIL fork: %s\n", strerror(errno));
+		return;
+	}
+	if (!pid) {
+		fn(arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+}
+
+/* A caller pinned to one CPU gets no helper there or elsewhere. */
+static void pinned_child(int vcpus)
+{
+	struct bench_result res;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(vcpus - 1, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		report(0, "pinned", "sched_setaffinity: %s", strerror(errno));
+		return;
+	}
+	if (bench_or_report("pinned", vcpus, &res))
+		report(res.used == 1, "pinned", "used=%d (want 1) on CPU %d",
+		       res.used, vcpus - 1);
+}
+
+/* ktask.max_threads=1 makes every job serial. */
+static void test_knob(int vcpus)
+{
+	struct bench_result res;
+	int ok;
+
+	if (write_str(KNOB_THREADS, "1\n")) {
+		report(0, "max_threads_knob", "cannot write %s", KNOB_THREADS);
+		return;
+	}
+	ok = bench_or_report("max_threads_knob", vcpus, &res);
+	write_str(KNOB_THREADS, "0\n");
+	if (ok)
+		report(res.used == 1, "max_threads_knob", "used=%d (want 1)",
+		       res.used);
+}
+
+/*
+ * In a cgroup whose cpu.max is 20% of one CPU, the job's helpers are
+ * throttled with their caller and their time is counted there: the
+ * cgroup's usage covers the job's aggregate CPU time, and the job takes
+ * at least that time over the quota.  Helpers outside the cgroup (as
+ * workqueue helpers would be) would show as missing usage and a job
+ * finishing faster than its quota allows.
+ */
+static void cgroup_child(int vcpus)
+{
+	long long usage0, usage1, thr0, thr1;
+	struct bench_result res;
+	double usage_pct, min_wall_ns;
+
+	if (write_str(CG "/cgroup.procs", "0\n")) {
+		report(0, "cgroup_cpu_max", "cannot join %s: %s", CG,
+		       strerror(errno));
+		return;
+	}
+	usage0 = read_key(CG "/cpu.stat", "usage_usec");
+	thr0 = read_key(CG "/cpu.stat", "nr_throttled");
+	if (!bench_or_report("cgroup_cpu_max", vcpus, &res))
+		return;
+	usage1 = read_key(CG "/cpu.stat", "usage_usec");
+	thr1 = read_key(CG "/cpu.stat", "nr_throttled");
+	usage_pct = (usage1 - usage0) * 1000.0 * 100 / res.job_cpu_ns;
+	min_wall_ns = 0.8 * res.job_cpu_ns * 100 / QUOTA_PCT;
+	report(res.used == (vcpus < 4 ? vcpus : 4) && usage_pct >= 90 &&
+	       thr1 > thr0 && res.wall_ns >= min_wall_ns, "cgroup_cpu_max",
+	       "used=%d cgroup usage %.0f%% of the job's CPU time %llu ns, throttled %lld times, wall %llu ns (>= %.0f)",
+	       res.used, usage_pct, res.job_cpu_ns, thr1 - thr0,
+	       res.wall_ns, min_wall_ns);
+}
+
+static int cgroup_setup(void)
+{
+	char quota[32];
+
+	mkdir(CGROOT, 0755);
+	if (mount("cgroup2", CGROOT, "cgroup2", 0, NULL) && errno != EBUSY)
+		return -errno;
+	if (write_str(CGROOT "/cgroup.subtree_control", "+cpu\n"))
+		return -errno;
+	if (mkdir(CG, 0755) && errno != EEXIST)
+		return -errno;
+	snprintf(quota, sizeof(quota), "%d 100000\n", QUOTA_PCT * 1000);
+	return write_str(CG "/cpu.max", quota);
+}
+
+/* The trace events of a job reach tracefs. */
+static void test_trace_events(int vcpus)
+{
+	static const char *const events[] = {
+		"ktask_job_start:", "ktask_helper_end:", "ktask_job_end:",
+	};
+	char line[512];
+	int found[3] = { 0 }, i;
+	struct bench_result res;
+	FILE *f;
+
+	if (write_str("/sys/kernel/tracing/events/ktask/enable", "1\n")) {
+		report(0, "trace_events", "cannot enable events/ktask: %s",
+		       strerror(errno));
+		return;
+	}
+	write_str("/sys/kernel/tracing/trace", "\n");
+	if (!bench_or_report("trace_events", vcpus, &res))
+		return;
+	write_str("/sys/kernel/tracing/events/ktask/enable", "0\n");
+	f = fopen("/sys/kernel/tracing/trace", "r");
+	while (f && fgets(line, sizeof(line), f))
+		for (i = 0; i < 3; i++)
+			found[i] += strstr(line, events[i]) &&
+				    strstr(line, "ktask_bench_cpu_chunk");
+	if (f)
+		fclose(f);
+	report(found[0] == 1 && found[1] == res.used - 1 && found[2] == 1,
+	       "trace_events", "job_start=%d helper_end=%d (want %d) job_end=%d",
+	       found[0], found[1], res.used - 1, found[2]);
+}
+
+void run_selftest(int vcpus)
+{
+	int ret;
+
+	if (access(BENCH, W_OK)) {
+		report(0, "setup", "%s: %s", BENCH, strerror(errno));
+		return;
+	}
+	test_helpers(vcpus);
+	in_child(pinned_child, vcpus);
+	test_knob(vcpus);
+	test_trace_events(vcpus);
+	ret = cgroup_setup();
+	if (ret)
+		report(0, "cgroup_cpu_max", "cannot set up %s: %s", CG,
+		       strerror(-ret));
+	else
+		in_child(cgroup_child, vcpus);
+	printf(PREFIX "done\n");
+}
