@@ -8,7 +8,7 @@ export VCPUS MEM NODES REPEAT THREADS
 help:
 	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
 	@echo 'make export     write the commits of build/linux to patches/ (and the cover letter)'
-	@echo 'make test       checkpatch, kernel-doc, KUnit (ktask and serial builds), W=1'
+	@echo 'make test       checkpatch, kernel-doc, KUnit (ktask, SMT, serial), W=1, in-guest tests'
 	@echo 'make run        boot the patched kernel in QEMU and print the ktask benchmark'
 	@echo '                (VCPUS=n MEM=16G NODES=2 REPEAT=3 THREADS=1,2,4)'
 	@echo 'make clean      remove the object directories, keep build/linux'

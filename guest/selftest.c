@@ -189,8 +189,9 @@ static void test_trace_events(int vcpus)
 				    strstr(line, "ktask_bench_cpu_chunk");
 	if (f)
 		fclose(f);
-	report(found[0] == 1 && found[1] == res.used - 1 && found[2] == 1,
-	       "trace_events", "job_start=%d helper_end=%d (want %d) job_end=%d",
+	/* Every helper started has an end event, even one that ran no chunk. */
+	report(found[0] == 1 && found[1] >= res.used - 1 && found[2] == 1,
+	       "trace_events", "job_start=%d helper_end=%d (want >= %d) job_end=%d",
 	       found[0], found[1], res.used - 1, found[2]);
 }
 
