@@ -2,7 +2,9 @@
 # make run: build a small patched kernel (allnoconfig + configs/run.config)
 # in build/run, boot it in QEMU with guest/ as PID 1, which runs the ktask
 # self-benchmark and the contention runs, and print the tables
-# (scripts/report.py).  make test boots the same kernel with MODE=test.
+# (scripts/report.py).  make test runs the guest's tests with MODE=test, on
+# the KUnit kernel it has just built (build/kunit, booted with
+# kunit.enable=0), which spares it a kernel build.
 #
 # Environment: VCPUS (default: host CPUs), MEM (guest memory, default 16G),
 # NODES (NUMA nodes, default 2), REPEAT (runs of each case, default 3),
@@ -11,8 +13,9 @@
 # CPU (QEMU -cpu model, default max), APPEND (more kernel parameters),
 # RUN_ALLOW_MISSING=1 (warn instead of failing when an option of
 # run.config is not set, e.g. before the series has it), MODE (what the
-# guest runs, see guest/init.c; default bench,contention; "test" writes
-# build/run/test-console.log and prints no report).
+# guest runs, see guest/init.c; default bench,contention; "test" boots
+# build/kunit's kernel, writes build/run/test-console.log and prints no
+# report).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -28,7 +31,12 @@ cpu=${CPU:-max}
 extra=${APPEND:-}
 mode=${MODE:-bench,contention}
 log=$out/console.log
-[ "$mode" != test ] || log=$out/test-console.log
+kernel=$out/arch/x86/boot/bzImage
+if [ "$mode" = test ]; then
+	log=$out/test-console.log
+	kernel=$build/kunit/arch/x86/boot/bzImage
+	extra="$extra kunit.enable=0"
+fi
 
 kmake() {
 	locked make -s -C "$tree" O="$out" ARCH=x86_64 CC="$kcc" "$@"
@@ -135,17 +143,21 @@ boot() {
 	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
 		-smp "$(smp_arg)" $(numa_args) -mem-prealloc \
 		-bios qboot.rom -nodefaults -nographic -serial stdio -no-reboot \
-		-kernel "$out/arch/x86/boot/bzImage" -initrd "$guest/initramfs.cpio" \
+		-kernel "$kernel" -initrd "$guest/initramfs.cpio" \
 		-append "$append" </dev/null 2>&1 || rc=$?
 	  echo "$rc" >"$out/qemu.rc"; } | tee -a "$log"
 	rc=$(cat "$out/qemu.rc")
 	[ "$rc" = 0 ] || step "warning: QEMU exited with $rc$([ "$rc" = 124 ] && echo ' (timeout)')"
 }
 
-sync_tree
-configure
-check_config
-build_kernel
+if [ "$mode" = test ]; then
+	[ -f "$kernel" ] || die "no $kernel: make test builds it first"
+else
+	sync_tree
+	configure
+	check_config
+	build_kernel
+fi
 build_initramfs
 boot
 [ "$mode" != test ] || exit 0

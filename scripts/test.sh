@@ -10,9 +10,10 @@
 #   w=1         the .c files the series touches, rebuilt with W=1
 #   serial      the same suite with CONFIG_KTASK=n: the serial fallback
 #               of the API must pass the same cases
-#   guest       the make run kernel booted with guest/ in test mode: what
-#               needs a user task as the caller (helpers in its process,
-#               its affinity, its cgroup's cpu.max), one check per test
+#   guest       the KUnit kernel booted again, its tests off, with guest/
+#               as PID 1 in test mode: what needs a user task as the caller
+#               (helpers in its process, its affinity, its cgroup's
+#               cpu.max), one check per test
 #
 # The last line is "N passed, N failed"; the exit status is non-zero if
 # anything failed or if a KUnit run ran no test (a crash or a timeout).
@@ -173,11 +174,11 @@ check_w1() {
 	done
 }
 
-# Boot the make run kernel with guest/ in test mode; count its
-# "ktask-test: ok|FAIL NAME ..." lines, and want its "done".
+# Boot the KUnit kernel with guest/ in test mode (scripts/run.sh); count
+# its "ktask-test: ok|FAIL NAME ..." lines, and want its "done".
 run_guest_tests() {
 	log=$build/run/test-console.log
-	step "guest: the run kernel in test mode (log: build/${log#"$build"/})"
+	step "guest: build/kunit's kernel in test mode (log: build/${log#"$build"/})"
 	rc=0
 	MODE=test MEM=2G REPEAT=1 "$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
 	results=$(sed -n 's/.*ktask-test: //p' "$log" 2>/dev/null | tr -d '\r')
@@ -199,10 +200,10 @@ check_kernel_doc
 run_kunit ktask "$build/kunit" run "$numa_topology" --jobs=2
 run_kunit smt "$build/kunit" exec "-smp 4,sockets=1,cores=2,threads=2 -m 1024" \
 	'ktask.ktask_test_one_thread_per_core'
+run_guest_tests
 check_w1
 run_kunit serial "$build/kunit-serial" run "$numa_topology" --jobs=2 \
 	--kconfig_add CONFIG_KTASK=n
-run_guest_tests
 
 printf '%s passed, %s failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]
