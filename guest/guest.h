@@ -24,7 +24,7 @@ struct bench_result {
 
 int write_str(const char *path, const char *s);
 int read_line(const char *path, char *buf, size_t size);
-long long read_key(const char *path, const char *key);
+long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
 int bench_run(const char *job, int threads, struct bench_result *res);
 

@@ -69,24 +69,6 @@ static void mount_fs(const char *type, const char *dir)
 		       type, dir, strerror(errno));
 }
 
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long kb = -1;
-	size_t len = strlen(key);
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':') {
-			kb = atol(line + len + 1);
-			break;
-		}
-	fclose(f);
-	return kb;
-}
-
 static int count_nodes(void)
 {
 	glob_t g;
@@ -104,8 +86,9 @@ static void print_machine(int vcpus)
 
 	if (uname(&u))
 		strcpy(u.release, "unknown");
-	printf(PREFIX "vcpus=%d nodes=%d mem_kb=%ld kernel=%s\n",
-	       vcpus, count_nodes(), meminfo_kb("MemTotal"), u.release);
+	printf(PREFIX "vcpus=%d nodes=%d mem_kb=%lld kernel=%s\n", vcpus,
+	       count_nodes(), read_key("/proc/meminfo", "MemTotal", ':'),
+	       u.release);
 }
 
 /* Parse "1,2,8" into @t; return the count, or 0 if the list is bad. */
@@ -172,8 +155,12 @@ int read_line(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-/* The value of "key value" in a file of such lines (cgroup cpu.stat). */
-long long read_key(const char *path, const char *key)
+/*
+ * The value after "key<sep>" in a file of such lines: /proc/meminfo
+ * ("MemTotal: 16377888 kB", sep ':'), cgroup cpu.stat ("usage_usec 12",
+ * sep ' ').  -1 if the file or the key is missing.
+ */
+long long read_key(const char *path, const char *key, char sep)
 {
 	char line[256];
 	long long value = -1;
@@ -183,7 +170,7 @@ long long read_key(const char *path, const char *key)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ' ') {
+		if (!strncmp(line, key, len) && line[len] == sep) {
 			value = atoll(line + len + 1);
 			break;
 		}

@@ -132,12 +132,12 @@ static void cgroup_child(int vcpus)
 		       strerror(errno));
 		return;
 	}
-	usage0 = read_key(CG "/cpu.stat", "usage_usec");
-	thr0 = read_key(CG "/cpu.stat", "nr_throttled");
+	usage0 = read_key(CG "/cpu.stat", "usage_usec", ' ');
+	thr0 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
 	if (!bench_or_report("cgroup_cpu_max", vcpus, &res))
 		return;
-	usage1 = read_key(CG "/cpu.stat", "usage_usec");
-	thr1 = read_key(CG "/cpu.stat", "nr_throttled");
+	usage1 = read_key(CG "/cpu.stat", "usage_usec", ' ');
+	thr1 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
 	usage_pct = (usage1 - usage0) * 1000.0 * 100 / res.job_cpu_ns;
 	min_wall_ns = 0.8 * res.job_cpu_ns * 100 / QUOTA_PCT;
 	report(res.used == (vcpus < 4 ? vcpus : 4) && usage_pct >= 90 &&
