@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the parts of the guest's PID 1 share: init.c (the entry point and
- * the benchmark), contention.c (jobs beside CPU hogs) and selftest.c (the
- * in-guest tests of make test).
+ * the benchmark), contention.c (jobs beside CPU hogs), selftest.c (the
+ * in-guest tests of make test) and hugetlb.c (ktask's mm callers).
  */
 #ifndef KTASK_GUEST_H
 #define KTASK_GUEST_H
@@ -24,11 +24,20 @@ struct bench_result {
 
 int write_str(const char *path, const char *s);
 int read_line(const char *path, char *buf, size_t size);
+int trace_clear(void);
 long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
 int bench_run(const char *job, int threads, struct bench_result *res);
 
+int count_nodes(void);
+int ktask_threads_set(int threads);
+void report(int ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 void run_contention(int vcpus, int repeat);
 void run_selftest(int vcpus);
+void run_mm_tests(int vcpus, int nodes);
+void print_meminfo(void);
+void print_boot_log(void);
 
 #endif

@@ -8,6 +8,7 @@
  *	bench		the self-benchmark at several thread counts (below)
  *	contention	jobs beside CPU hogs (contention.c)
  *	test		the in-guest tests of make test (selftest.c)
+ *	meminfo		memory totals per zone, to compare two boots (hugetlb.c)
  *
  * The benchmark runs the ktask self-benchmark through debugfs and prints
  * one line per run on the console, each prefixed "ktask-bench: ", for
@@ -69,7 +70,7 @@ static void mount_fs(const char *type, const char *dir)
 		       type, dir, strerror(errno));
 }
 
-static int count_nodes(void)
+int count_nodes(void)
 {
 	glob_t g;
 	int n = 0;
@@ -135,6 +136,17 @@ int write_str(const char *path, const char *s)
 		ret = -errno;
 	close(fd);
 	return ret < 0 ? ret : ret == len ? 0 : -EIO;
+}
+
+/* Empty the trace buffer: only an open with O_TRUNC does. */
+int trace_clear(void)
+{
+	int fd = open("/sys/kernel/tracing/trace", O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
 }
 
 int read_line(const char *path, char *buf, size_t size)
@@ -284,6 +296,10 @@ int main(void)
 		power_off();
 	}
 
+	if (has_mode(modes, "meminfo")) {
+		print_boot_log();
+		print_meminfo();
+	}
 	if (has_mode(modes, "bench"))
 		run_bench(repeat, threads, nthreads);
 	if (has_mode(modes, "contention"))

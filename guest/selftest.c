@@ -28,7 +28,7 @@
 #define CG		CGROOT "/ktask"
 #define QUOTA_PCT	20	/* cpu.max of the test cgroup: 20% of a CPU */
 
-static void report(int ok, const char *name, const char *fmt, ...)
+void report(int ok, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -178,7 +178,7 @@ static void test_trace_events(int vcpus)
 		       strerror(errno));
 		return;
 	}
-	write_str("/sys/kernel/tracing/trace", "\n");
+	trace_clear();
 	if (!bench_or_report("trace_events", vcpus, &res))
 		return;
 	write_str("/sys/kernel/tracing/events/ktask/enable", "0\n");
@@ -203,6 +203,8 @@ void run_selftest(int vcpus)
 		report(0, "setup", "%s: %s", BENCH, strerror(errno));
 		return;
 	}
+	/* First: it reads the events of boot-time jobs from the trace. */
+	run_mm_tests(vcpus, count_nodes());
 	test_helpers(vcpus);
 	in_child(pinned_child, vcpus);
 	test_knob(vcpus);

@@ -13,9 +13,10 @@
 # CPU (QEMU -cpu model, default max), APPEND (more kernel parameters),
 # RUN_ALLOW_MISSING=1 (warn instead of failing when an option of
 # run.config is not set, e.g. before the series has it), MODE (what the
-# guest runs, see guest/init.c; default bench,contention; "test" boots
-# build/kunit's kernel, writes build/run/test-console.log and prints no
-# report).
+# guest runs, see guest/init.c; default bench,contention; "test,..." and
+# "meminfo" boot build/kunit's kernel, write build/run/MODE-console.log
+# and print no report), HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools,
+# default 320 and 2).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -32,11 +33,25 @@ extra=${APPEND:-}
 mode=${MODE:-bench,contention}
 log=$out/console.log
 kernel=$out/arch/x86/boot/bzImage
-if [ "$mode" = test ]; then
-	log=$out/test-console.log
+# The hugetlb pools of the mm tests and benchmarks, at fixed addresses
+# (nokaslr: a randomly placed kernel can take the room of a 1 GiB page);
+# the boot-time ktask jobs (deferred struct page init) are traced from the
+# start, with the global trace clock set up front (under TCG the kernel
+# would switch to it late in boot, and that empties the trace).
+mm_params="trace_clock=global nokaslr hugepagesz=2M hugepages=${HUGEPAGES_2M:-320} hugepagesz=1G hugepages=${HUGEPAGES_1G:-2} trace_event=ktask:ktask_job_end"
+case $mode in
+test|test,*|meminfo)
+	# make test's boots: the KUnit kernel, not the run kernel.
+	log=$out/$(printf '%s' "$mode" | tr , -)-console.log
 	kernel=$build/kunit/arch/x86/boot/bzImage
 	extra="$extra kunit.enable=0"
-fi
+	test_kernel=1
+	;;
+*)
+	test_kernel=
+	;;
+esac
+extra="$mm_params $extra"
 
 kmake() {
 	locked make -s -C "$tree" O="$out" ARCH=x86_64 CC="$kcc" "$@"
@@ -150,7 +165,7 @@ boot() {
 	[ "$rc" = 0 ] || step "warning: QEMU exited with $rc$([ "$rc" = 124 ] && echo ' (timeout)')"
 }
 
-if [ "$mode" = test ]; then
+if [ -n "$test_kernel" ]; then
 	[ -f "$kernel" ] || die "no $kernel: make test builds it first"
 else
 	sync_tree
@@ -160,6 +175,6 @@ else
 fi
 build_initramfs
 boot
-[ "$mode" != test ] || exit 0
+[ -z "$test_kernel" ] || exit 0
 step "results"
 exec python3 "$top/scripts/report.py" "$log"

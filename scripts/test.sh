@@ -174,13 +174,18 @@ check_w1() {
 	done
 }
 
+# The guest of the in-guest tests: 2 NUMA nodes of 2 vCPUs, so that
+# deferred struct page init has a helper on each node, and room for two
+# 1 GiB pages.
+guest_env="VCPUS=4 NODES=2 MEM=6G REPEAT=1"
+
 # Boot the KUnit kernel with guest/ in test mode (scripts/run.sh); count
 # its "ktask-test: ok|FAIL NAME ..." lines, and want its "done".
 run_guest_tests() {
-	log=$build/run/test-console.log
+	log=$build/run/test-meminfo-console.log
 	step "guest: build/kunit's kernel in test mode (log: build/${log#"$build"/})"
 	rc=0
-	MODE=test MEM=2G REPEAT=1 "$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
+	env $guest_env MODE=test,meminfo "$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
 	results=$(sed -n 's/.*ktask-test: //p' "$log" 2>/dev/null | tr -d '\r')
 	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
 	ok=$(printf '%s\n' "$results" | grep -c '^ok ' || true)
@@ -193,6 +198,27 @@ run_guest_tests() {
 	fi
 }
 
+# Deferred struct page init must leave the same memory with helpers as
+# serially: boot again with ktask.max_threads=1 and compare the totals and
+# each zone's present and managed pages with those of the test boot.
+run_guest_meminfo() {
+	threaded=$build/run/test-meminfo-console.log
+	serial=$build/run/meminfo-console.log
+	step "guest: deferred init, serial boot (ktask.max_threads=1) against the test boot"
+	rc=0
+	env $guest_env MODE=meminfo APPEND=ktask.max_threads=1 \
+		"$top/scripts/run.sh" >"$build/guest-meminfo.log" 2>&1 || rc=$?
+	a=$(grep -a 'ktask-meminfo:' "$threaded" 2>/dev/null | tr -d '\r')
+	b=$(grep -a 'ktask-meminfo:' "$serial" 2>/dev/null | tr -d '\r')
+	if [ "$rc" -eq 0 ] && [ -n "$a" ] && [ "$a" = "$b" ]; then
+		pass
+		printf '%s\n' "$a" | grep -c . | sed 's/^/    same /; s/$/ lines: MemTotal, zone present and managed/'
+	else
+		fail "guest: memory after a serial boot differs (exit $rc)"
+		diff "$threaded" "$serial" | grep 'ktask-meminfo' | indent
+	fi
+}
+
 sync_tree
 accel=$("$top/scripts/accel.sh")
 check_patches
@@ -201,6 +227,7 @@ run_kunit ktask "$build/kunit" run "$numa_topology" --jobs=2
 run_kunit smt "$build/kunit" exec "-smp 4,sockets=1,cores=2,threads=2 -m 1024" \
 	'ktask.ktask_test_one_thread_per_core'
 run_guest_tests
+run_guest_meminfo
 check_w1
 run_kunit serial "$build/kunit-serial" run "$numa_topology" --jobs=2 \
 	--kconfig_add CONFIG_KTASK=n

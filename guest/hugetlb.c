@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktask's mm callers seen from user space: hugetlbfs fallocate(), 1 GiB
+ * pages and deferred struct page init.  The tests of make test compare
+ * what the kernel leaves (page contents, pool counters, file blocks,
+ * memory totals) when ktask runs a job serially (max_threads=1) and with
+ * helpers; make run times fallocate() and the first touch of 1 GiB pages.
+ *
+ * The pools come from the kernel command line (scripts/run.sh):
+ * hugepagesz=2M hugepages=N hugepagesz=1G hugepages=M.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/klog.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "guest.h"
+
+#define SZ_2M		(2UL << 20)
+#define SZ_1G		(1UL << 30)
+#define TRACE		"/sys/kernel/tracing/"
+#define JOB_END		TRACE "events/ktask/ktask_job_end/enable"
+
+/* HugePages_Total/Free/Rsvd/Surp of one page size. */
+struct pool {
+	long long	total, free, rsvd, surp;
+};
+
+static long long read_num(const char *dir, const char *file)
+{
+	char path[256], buf[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	if (read_line(path, buf, sizeof(buf)))
+		return -1;
+	return atoll(buf);
+}
+
+static void pool_read(unsigned long size, struct pool *p)
+{
+	char dir[128];
+
+	snprintf(dir, sizeof(dir), "/sys/kernel/mm/hugepages/hugepages-%lukB",
+		 size >> 10);
+	p->total = read_num(dir, "nr_hugepages");
+	p->free = read_num(dir, "free_hugepages");
+	p->rsvd = read_num(dir, "resv_hugepages");
+	p->surp = read_num(dir, "surplus_hugepages");
+}
+
+static int pool_equal(const struct pool *a, const struct pool *b)
+{
+	return a->total == b->total && a->free == b->free &&
+	       a->rsvd == b->rsvd && a->surp == b->surp;
+}
+
+/* Mount hugetlbfs with @size pages on /mnt/huge-@size; the mount point. */
+static const char *huge_mount(unsigned long size)
+{
+	static char dirs[2][32];
+	char *dir = dirs[size == SZ_1G];
+	char opts[32];
+
+	snprintf(dir, sizeof(dirs[0]), "/mnt/huge-%luM", size >> 20);
+	snprintf(opts, sizeof(opts), "pagesize=%luM", size >> 20);
+	mkdir("/mnt", 0755);
+	mkdir(dir, 0755);
+	if (mount("none", dir, "hugetlbfs", 0, opts) && errno != EBUSY)
+		return NULL;
+	return dir;
+}
+
+int ktask_threads_set(int threads)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d\n", threads);
+	return write_str(KNOB_THREADS, buf);
+}
+
+/* Leave @len bytes of the pool dirty: what fallocate gets must be zeroed. */
+static int dirty_pages(const char *dir, unsigned long len)
+{
+	char path[64];
+	void *p;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/dirty", dir);
+	fd = open(path, O_CREAT | O_RDWR, 0600);
+	if (fd < 0)
+		return -errno;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	memset(p, 0xa5, len);
+	munmap(p, len);
+	return unlink(path) ? -errno : 0;
+}
+
+/* Whether the first @len bytes of @fd read as zeros. */
+static int reads_zero(int fd, unsigned long len)
+{
+	const unsigned long *p, *end;
+	unsigned long acc = 0;
+	void *map;
+
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return 0;
+	end = (const unsigned long *)((char *)map + len);
+	for (p = map; p < end; p++)
+		acc |= *p;
+	munmap(map, len);
+	return !acc;
+}
+
+/* Start recording ktask_job_end events, from an empty trace. */
+static void trace_start(void)
+{
+	trace_clear();
+	write_str(JOB_END, "1\n");
+}
+
+/*
+ * Most threads a job used in the events recorded so far whose line has
+ * @match (the thread function, or the caller's name), or -1 if none has.
+ */
+static int trace_threads(const char *match)
+{
+	char line[512], *at;
+	int max = -1;
+	FILE *f;
+
+	write_str(JOB_END, "0\n");
+	f = fopen(TRACE "trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "ktask_job_end:") || !strstr(line, match))
+			continue;
+		at = strstr(line, " threads=");
+		if (at && atoi(at + 9) > max)
+			max = atoi(at + 9);
+	}
+	if (f)
+		fclose(f);
+	return max;
+}
+
+/* What one fallocate() left behind, for comparing two runs. */
+struct falloc_result {
+	int		err;		/* errno, 0 on success */
+	int		threads;	/* the job's threads, -1 if no job */
+	int		zero;		/* the pages read as zeros */
+	long long	size, blocks;	/* the file's st_size and st_blocks */
+	struct pool	pool;		/* the pool right after */
+	long long	wall_ns;
+};
+
+/*
+ * fallocate() @len bytes of a new file in @dir with ktask.max_threads at
+ * @threads, then check what it left; @check_zero reads every byte.  The
+ * file is removed, which returns its pages to the pool.
+ */
+static int falloc_run(const char *dir, unsigned long size, unsigned long len,
+		      int threads, int check_zero, struct falloc_result *r)
+{
+	char path[64];
+	struct stat st;
+	long long t0;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	if (ktask_threads_set(threads))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/falloc", dir);
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (fd < 0)
+		return -errno;
+	trace_start();
+	t0 = now_ns();
+	r->err = fallocate(fd, 0, 0, len) ? errno : 0;
+	r->wall_ns = now_ns() - t0;
+	r->threads = trace_threads("hugetlbfs_falloc_chunk");
+	pool_read(size, &r->pool);
+	fstat(fd, &st);
+	r->size = st.st_size;
+	r->blocks = st.st_blocks;
+	r->zero = !r->err && check_zero ? reads_zero(fd, len) : 1;
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
+static void print_falloc(const char *name, const char *label,
+			 const struct falloc_result *r)
+{
+	printf("ktask-test: info %s %s errno=%d threads=%d zero=%d size=%lld blocks=%lld total=%lld free=%lld rsvd=%lld surp=%lld\n",
+	       name, label, r->err, r->threads, r->zero, r->size, r->blocks,
+	       r->pool.total, r->pool.free, r->pool.rsvd, r->pool.surp);
+}
+
+static int falloc_same(const struct falloc_result *a,
+		       const struct falloc_result *b)
+{
+	return a->err == b->err && a->zero && b->zero && a->size == b->size &&
+	       a->blocks == b->blocks && pool_equal(&a->pool, &b->pool);
+}
+
+/*
+ * fallocate() of @pages pages of @size serially, then with helpers from
+ * a dirty pool: the pages read as zeros, and the file and the pool end
+ * the same.  With more than one vCPU the second run must use helpers.
+ */
+static void test_falloc(const char *name, unsigned long size, long pages,
+			int vcpus)
+{
+	const char *dir = huge_mount(size);
+	struct falloc_result serial, threaded;
+	unsigned long len = pages * size;
+	int ok;
+
+	/* The serial run is the reference: only the other one is read. */
+	if (!dir || falloc_run(dir, size, len, 1, 0, &serial) ||
+	    dirty_pages(dir, len) ||
+	    falloc_run(dir, size, len, 0, 1, &threaded)) {
+		report(0, name, "setup failed: %s", strerror(errno));
+		return;
+	}
+	print_falloc(name, "serial", &serial);
+	print_falloc(name, "threaded", &threaded);
+	ok = !serial.err && serial.threads == 1 && threaded.zero &&
+	     falloc_same(&serial, &threaded) &&
+	     (vcpus < 2 || threaded.threads >= 2);
+	report(ok, name, "%ld pages of %lu MiB: threads %d and %d, zeroed, same blocks and pool (free %lld)",
+	       pages, size >> 20, serial.threads, threaded.threads,
+	       threaded.pool.free);
+}
+
+/*
+ * fallocate() past what the pool has fails as the serial code does: same
+ * error, same file size and blocks, pool empty, and the pages before the
+ * failure all there (a KEEP_SIZE fallocate() of them needs no page).
+ */
+static void test_falloc_enospc(int vcpus)
+{
+	const char *name = "falloc_enospc", *dir = huge_mount(SZ_2M);
+	struct falloc_result r[2];
+	struct pool before;
+	char path[64];
+	int i, fd, prefix_ok[2] = { 0, 0 };
+	long free;
+
+	pool_read(SZ_2M, &before);
+	free = before.free;
+	if (!dir || free < 1) {
+		report(0, name, "no 2 MiB pool (free %ld)", free);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/falloc", dir);
+	for (i = 0; i < 2; i++) {
+		ktask_threads_set(i ? 0 : 1);
+		fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+		trace_start();
+		r[i].err = fallocate(fd, 0, 0, (free + 8) * SZ_2M) ? errno : 0;
+		r[i].threads = trace_threads("hugetlbfs_falloc_chunk");
+		pool_read(SZ_2M, &r[i].pool);
+		r[i].zero = 1;
+		prefix_ok[i] = !fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, free * SZ_2M);
+		{
+			struct stat st;
+
+			fstat(fd, &st);
+			r[i].size = st.st_size;
+			r[i].blocks = st.st_blocks;
+		}
+		close(fd);
+		unlink(path);
+	}
+	print_falloc(name, "serial", &r[0]);
+	print_falloc(name, "threaded", &r[1]);
+	report(r[0].err == ENOSPC && falloc_same(&r[0], &r[1]) &&
+	       r[1].pool.free == 0 && prefix_ok[0] && prefix_ok[1] &&
+	       (vcpus < 2 || r[1].threads >= 2), name,
+	       "%ld pages asked of %ld free: errno %d and %d, threads %d and %d, blocks %lld and %lld, first %ld pages there: %d %d",
+	       free + 8, free, r[0].err, r[1].err, r[0].threads, r[1].threads,
+	       r[0].blocks, r[1].blocks, free, prefix_ok[0], prefix_ok[1]);
+}
+
+/* A 1 GiB page, dirtied and freed, reads as zeros when touched again. */
+static void test_gigantic_touch(void)
+{
+	const char *name = "gigantic_first_touch", *dir = huge_mount(SZ_1G);
+	struct pool before, after;
+	char path[64];
+	int fd, zero = 0;
+
+	pool_read(SZ_1G, &before);
+	if (!dir || before.free < 1 || dirty_pages(dir, SZ_1G)) {
+		report(0, name, "no 1 GiB page (free %lld): %s", before.free,
+		       strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/touch", dir);
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (fd >= 0 && !ftruncate(fd, SZ_1G))
+		zero = reads_zero(fd, SZ_1G);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	pool_read(SZ_1G, &after);
+	report(zero && pool_equal(&before, &after), name,
+	       "zero=%d free %lld then %lld", zero, before.free, after.free);
+}
+
+/*
+ * Deferred struct page init at boot ran through ktask: its jobs are in
+ * the trace (trace_event=ktask:ktask_job_end on the command line), with
+ * helpers when a node has several CPUs.
+ */
+static void test_deferred_init(int vcpus, int nodes)
+{
+	/*
+	 * By the caller's name: the thread function is __init, freed by now,
+	 * and the trace prints its address.
+	 */
+	int threads;
+	char line[512];
+	FILE *f = fopen(TRACE "trace", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "ktask_job_end:"))
+			printf("ktask-test: info boot job %s", line);
+	if (f)
+		fclose(f);
+	threads = trace_threads("pgdatinit");
+	int want = vcpus / (nodes ? nodes : 1) >= 2 ? 2 : 1;
+
+	report(threads >= want, "deferred_init",
+	       "most threads of a node's job %d (want >= %d)", threads, want);
+}
+
+/*
+ * What deferred init leaves, for scripts/test.sh to compare between a boot
+ * with helpers and one with ktask.max_threads=1: the totals, and each
+ * zone's present and managed pages.
+ */
+void print_meminfo(void)
+{
+	char line[256], zone[256] = "";
+	long long v;
+	FILE *f;
+
+	printf("ktask-meminfo: MemTotal %lld kB\n",
+	       read_key("/proc/meminfo", "MemTotal", ':'));
+	/* Not compared: what boot has allocated by now varies a little. */
+	printf("ktask-memfree: MemFree %lld kB\n",
+	       read_key("/proc/meminfo", "MemFree", ':'));
+	f = fopen("/proc/zoneinfo", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Node ", 5)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(zone, sizeof(zone), "%s", line);
+		} else if (sscanf(line, " present %lld", &v) == 1) {
+			printf("ktask-meminfo: %s present %lld\n", zone, v);
+		} else if (sscanf(line, " managed %lld", &v) == 1) {
+			printf("ktask-meminfo: %s managed %lld\n", zone, v);
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * The kernel log lines of deferred init and of the boot-time hugetlb
+ * pools, prefixed "ktask-klog: ": how long each node's deferred init took
+ * ("node 1 deferred pages initialised in 312ms"), and any pool shortfall.
+ */
+void print_boot_log(void)
+{
+	static char buf[1 << 20];
+	char *line, *save;
+	int len;
+
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
+	if (len < 0) {
+		printf("ktask-klog: error %s\n", strerror(errno));
+		return;
+	}
+	buf[len] = 0;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, "deferred pages initialised") ||
+		    strstr(line, "HugeTLB"))
+			printf("ktask-klog: %s\n", line);
+}
+
+void run_mm_tests(int vcpus, int nodes)
+{
+	struct pool p;
+
+	test_deferred_init(vcpus, nodes);
+	pool_read(SZ_2M, &p);
+	test_falloc("falloc_2m", SZ_2M, p.free * 3 / 4, vcpus);
+	test_falloc_enospc(vcpus);
+	pool_read(SZ_1G, &p);
+	if (p.free >= 2)
+		test_falloc("falloc_1g", SZ_1G, 2, vcpus);
+	test_gigantic_touch();
+	ktask_threads_set(0);
+}
