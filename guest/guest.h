@@ -39,5 +39,6 @@ void run_selftest(int vcpus);
 void run_mm_tests(int vcpus, int nodes);
 void print_meminfo(void);
 void print_boot_log(void);
+void run_mm_bench(const int *threads, int nthreads, int repeat);
 
 #endif

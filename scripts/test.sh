@@ -193,8 +193,9 @@ run_guest_tests() {
 	passed=$((passed + ok))
 	failed=$((failed + bad))
 	if [ "$rc" -ne 0 ] || ! printf '%s\n' "$results" | grep -q '^done'; then
-		fail "guest: the tests did not finish (exit $rc; build/guest-test.log)"
-		tail -n 30 "$build/guest-test.log" | indent
+		fail "guest: the tests did not finish (exit $rc; build/guest-test.log, ${log#"$build"/})"
+		tail -n 5 "$build/guest-test.log" | indent
+		tail -n 30 "$log" 2>/dev/null | indent
 	fi
 }
 
