@@ -1,21 +1,29 @@
 #!/usr/bin/env python3
-"""Print the ktask benchmark tables from a guest console log (make run).
+"""Print the ktask benchmark tables from guest console logs (make run).
 
-Reads the "ktask-run:" line that scripts/run.sh writes first (the host and
-QEMU side), the "ktask-bench:" lines that guest/init.c prints, and shows one
-table per job; then the "ktask-contention:" lines of guest/contention.c, as
-one table per load with the targets of the busy-system issue.  It reports and never judges: the exit status is non-zero
-only when the log holds no result at all, and then the end of the console is
-printed so the reason (panic, missing debugfs file, timeout) is visible.
+Reads the "ktask-run:" line that scripts/run.sh writes first in each log
+(the host and QEMU side, and which kernel booted), the "ktask-bench:" lines
+that guest/init.c prints, and shows one table per job; then the
+"ktask-contention:" lines of guest/contention.c, as one table per load with
+the targets of the busy-system issue; then the "ktask-mm:" lines of
+guest/hugetlb.c (fallocate, 1 GiB first touch, memset) of the patched and
+unpatched kernels side by side, and the deferred init times ("ktask-klog:")
+of the deferred init boots.  It reports and never judges: the exit status
+is non-zero only when the first log holds no result at all, and then the
+end of its console is printed so the reason (panic, missing debugfs file,
+timeout) is visible.
 
-usage: report.py [CONSOLE_LOG]    (default build/run/console.log)
+usage: report.py [CONSOLE_LOG [MORE_LOGS...]]   (default build/run/console.log)
 """
 
 import os
+import re
 import statistics
 import sys
 
-PREFIXES = ('ktask-run:', 'ktask-bench:', 'ktask-contention:')
+PREFIXES = ('ktask-run:', 'ktask-bench:', 'ktask-contention:', 'ktask-mm:',
+	    'ktask-klog:')
+DEFERRED = re.compile(r'node (\d+) deferred pages initialised in (\d+)ms')
 
 
 def parse_fields(text):
@@ -47,10 +55,21 @@ def read_log(path):
 			continue
 		text = line[at + len(prefix):].strip()
 		fields = parse_fields(text)
-		if prefix == 'ktask-run:' or 'vcpus' in fields:
+		if prefix == 'ktask-klog:':
+			deferred = DEFERRED.search(text)
+			if deferred:
+				results.append({'kind': 'deferred',
+						'node': deferred.group(1),
+						'ms': deferred.group(2)})
+			elif 'deferred_init_threads' in fields:
+				machine['deferred_threads'] = fields['deferred_init_threads']
+		elif prefix == 'ktask-run:' or 'vcpus' in fields:
 			machine.update(fields)
+		elif prefix == 'ktask-mm:' and 'bench' in fields and 'wall_ns' in fields:
+			fields['kind'] = 'mm'
+			results.append(fields)
 		elif text.startswith('error'):
-			errors.append(text)
+			errors.append(f'{prefix} {text}')
 		elif prefix == 'ktask-contention:' and 'load' in fields:
 			fields['kind'] = 'contention'
 			results.append(fields)
@@ -204,15 +223,115 @@ def contention_targets(summary):
 	return out
 
 
+MM_BENCHES = (
+	('falloc', 'hugetlbfs fallocate() of the 2 MiB pool'),
+	('touch_1g', 'first touch of a 1 GiB page (zeroed in the fault)'),
+	('memset', 'memset() of faulted memory by as many threads: the ceiling'),
+)
+
+
+def gbps(run):
+	return int(run['bytes']) / int(run['wall_ns'])
+
+
+def mm_tables(runs):
+	"""fallocate, 1 GiB touch and memset, patched and unpatched side by side."""
+	out = ['mm callers (speedup = median serial wall / median wall; '
+	       'vs unpatched = unpatched median wall / median wall;',
+	       '  of ceiling = rate / memset rate at as many threads)']
+	ceiling = {}
+	for run in runs:
+		if run['bench'] == 'memset':
+			ceiling.setdefault((run['label'], run['threads']), []).append(gbps(run))
+	summary = {}
+	for bench, title in MM_BENCHES:
+		group = [r for r in runs if r['bench'] == bench]
+		if not group:
+			continue
+		serial = [int(r['wall_ns']) for r in group
+			  if r['label'] == 'patched' and r['threads'] == '1']
+		unpatched = [int(r['wall_ns']) for r in group if r['label'] == 'unpatched']
+		sizes = sorted({int(r['bytes']) for r in group})
+		rows = [('kernel', 'threads', 'runs', 'wall ms median (min-max)',
+			 'GB/s', 'of ceiling', 'speedup', 'vs unpatched', 'used')]
+		configs = []
+		for r in group:
+			key = (r['label'], int(r['threads']))
+			if key not in configs:
+				configs.append(key)
+		for label, threads in sorted(configs, key=lambda k: (k[0] != 'unpatched', k[1])):
+			sel = [r for r in group if r['label'] == label and int(r['threads']) == threads]
+			wall = [int(r['wall_ns']) for r in sel]
+			rate = statistics.median([gbps(r) for r in sel])
+			top = ceiling.get((label, str(threads)))
+			of_top = rate / statistics.median(top) if top else None
+			rows.append((label, str(threads), str(len(sel)), spread(wall, 1e6),
+				     f'{rate:.2f}',
+				     f'{of_top * 100:.0f}%' if of_top and bench != 'memset' else '-',
+				     ratio(serial, wall), ratio(unpatched, wall),
+				     ','.join(sorted({r.get('used', '?') for r in sel}))))
+			summary[(bench, label, threads)] = of_top
+		out.append(f'{bench}: {title}, {sizes[-1] / 2**30:.2f} GiB per run')
+		out.extend(table(rows))
+	out.append('targets (reported, not asserted):')
+	for bench in ('falloc', 'touch_1g'):
+		top = max((t for (b, l, t) in summary if b == bench and l == 'patched'), default=0)
+		of_top = summary.get((bench, 'patched', top))
+		if top > 1 and of_top:
+			out.append(f'  {bench} at {top} threads: {of_top * 100:.0f}% of the memset rate '
+				   f'(target >= 90%: {"met" if of_top >= 0.9 else "missed"})')
+	return out
+
+
+def deferred_table(boots):
+	"""Deferred init per boot (its slowest node), by kernel and threads."""
+	rows = [('boot', 'vCPUs', 'threads', 'boots', 'ms median (min-max)',
+		 'vs unpatched', 'used')]
+	by_label = {}
+	for machine, times in boots:
+		by_label.setdefault(machine.get('label', '?'), []).append((machine, times))
+	base = {}
+	for label, group in by_label.items():
+		if label.startswith('unpatched'):
+			base[group[0][0].get('qemu_vcpus')] = [max(t) for _, t in group]
+	out = ['deferred struct page init at boot (one node; per boot, the slowest '
+	       'node; vs unpatched = unpatched median / median, same vCPUs)']
+	summary = []
+	for label in sorted(by_label, key=lambda l: (not l.startswith('unpatched'), l)):
+		group = by_label[label]
+		machine = group[0][0]
+		ms = [max(t) for _, t in group]
+		vcpus = machine.get('qemu_vcpus', '?')
+		threads = re.search(r'-t(\d+)$', label)
+		threads = threads.group(1) if threads else (
+			'padata' if label.startswith('unpatched') else vcpus)
+		used = sorted({m.get('deferred_threads', '-') for m, _ in group})
+		unpatched = base.get(vcpus)
+		rows.append((label, vcpus, threads, str(len(ms)), spread(ms, 1),
+			     ratio(unpatched, ms) if not label.startswith('unpatched') else '-',
+			     ','.join(used)))
+		if unpatched and not label.startswith('unpatched') and threads == vcpus:
+			summary.append((vcpus, statistics.median(ms) / statistics.median(unpatched)))
+	out.extend(table(rows))
+	out.append('targets (reported, not asserted):')
+	for vcpus, rel in summary:
+		out.append(f'  {vcpus} vCPU(s), ktask with every vCPU vs padata: '
+			   f'{rel:.2f} of its time (target <= 1.00: {"met" if rel <= 1.0 else "missed"})')
+	return out
+
+
 def main():
 	top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-	path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(top, 'build/run/console.log')
-	try:
-		lines, machine, results, errors = read_log(path)
-	except OSError as e:
-		print(f'error: cannot read {path}: {e.strerror}; run "make run" first',
-		      file=sys.stderr)
-		return 1
+	paths = sys.argv[1:] or [os.path.join(top, 'build/run/console.log')]
+	logs = []
+	for path in paths:
+		try:
+			logs.append((path,) + read_log(path))
+		except OSError as e:
+			print(f'error: cannot read {path}: {e.strerror}; run "make run" first',
+			      file=sys.stderr)
+			return 1
+	path, lines, machine, results, errors = logs[0]
 	print(header(machine))
 	bench = [r for r in results if r['kind'] == 'bench']
 	jobs = []
@@ -226,6 +345,23 @@ def main():
 	if contention:
 		print()
 		print('\n'.join(contention_tables(contention)))
+	mm, boots = [], []
+	for _, _, log_machine, log_results, log_errors in logs:
+		label = log_machine.get('label', 'patched')
+		for run in log_results:
+			if run['kind'] == 'mm':
+				run['label'] = label
+				mm.append(run)
+		times = [int(r['ms']) for r in log_results if r['kind'] == 'deferred']
+		if times and log_machine.get('qemu_nodes') == '1':
+			boots.append((log_machine, times))
+		errors += [e for e in log_errors if e not in errors]
+	if mm:
+		print()
+		print('\n'.join(mm_tables(mm)))
+	if boots:
+		print()
+		print('\n'.join(deferred_table(boots)))
 	for err in errors:
 		print(f'guest: {err}')
 	if results:

@@ -1,22 +1,34 @@
 #!/bin/sh
-# make run: build a small patched kernel (allnoconfig + configs/run.config)
-# in build/run, boot it in QEMU with guest/ as PID 1, which runs the ktask
-# self-benchmark and the contention runs, and print the tables
-# (scripts/report.py).  make test runs the guest's tests with MODE=test, on
-# the KUnit kernel it has just built (build/kunit, booted with
-# kunit.enable=0), which spares it a kernel build.
+# make run: build two small kernels from one configuration (allnoconfig +
+# configs/run.config): the patched series in build/run and unpatched
+# Debian 6.12 (the baseline tag, checked out in build/linux-baseline) in
+# build/run-baseline.  Boot them in QEMU with guest/ as PID 1 and print
+# what ktask buys (scripts/report.py):
+#
+#   1. the patched kernel: the self-benchmark, the contention runs and the
+#      mm benchmark (fallocate, 1 GiB first touch, memset) at each thread
+#      count, set through ktask.max_threads (console.log);
+#   2. the unpatched kernel: the mm benchmark, serial (console-unpatched.log);
+#   3. REPEAT rounds of boots for deferred struct page init, all in one
+#      node: unpatched (padata, every vCPU of the node), patched at each
+#      thread count, and both kernels again with one vCPU (deferred-*.log).
+#
+# make test runs the guest's tests with MODE=test,... on the KUnit kernel
+# it has just built (build/kunit, booted with kunit.enable=0), which spares
+# it a kernel build.
 #
 # Environment: VCPUS (default: host CPUs), MEM (guest memory, default 16G),
-# NODES (NUMA nodes, default 2), REPEAT (runs of each case, default 3),
-# THREADS (comma list of thread counts, default 1,2,4,... up to VCPUS),
-# TIMEOUT (seconds for the boot, default 3600), ACCEL (see accel.sh),
-# CPU (QEMU -cpu model, default max), APPEND (more kernel parameters),
-# RUN_ALLOW_MISSING=1 (warn instead of failing when an option of
-# run.config is not set, e.g. before the series has it), MODE (what the
-# guest runs, see guest/init.c; default bench,contention; "test,..." and
-# "meminfo" boot build/kunit's kernel, write build/run/MODE-console.log
-# and print no report), HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools,
-# default 320 and 2).
+# NODES (NUMA nodes, default 2), REPEAT (runs of each case, and boots of
+# each deferred init case, default 5), THREADS (comma list of thread
+# counts, default 1,2,4,... up to VCPUS), TIMEOUT (seconds per boot,
+# default 3600), ACCEL (see accel.sh), CPU (QEMU -cpu model, default max),
+# APPEND (more kernel parameters), RUN_ALLOW_MISSING=1 (warn instead of
+# failing when an option of run.config is not set), MODE (what the
+# patched kernel's guest runs, see guest/init.c; default
+# bench,contention,mm; "test,..." and "meminfo" boot build/kunit's kernel
+# once, write build/run/MODE-console.log and print no report),
+# HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools; default 1552 and 2,
+# 320 and 2 for make test).
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -25,67 +37,93 @@ guest=$out/guest
 vcpus=${VCPUS:-$(host_cpus)}
 mem=${MEM:-16G}
 nodes=${NODES:-2}
-repeat=${REPEAT:-3}
+repeat=${REPEAT:-5}
 threads=${THREADS:-}
 timeout=${TIMEOUT:-3600}
 cpu=${CPU:-max}
 extra=${APPEND:-}
-mode=${MODE:-bench,contention}
+mode=${MODE:-bench,contention,mm}
 log=$out/console.log
 kernel=$out/arch/x86/boot/bzImage
-# The hugetlb pools of the mm tests and benchmarks, at fixed addresses
-# (nokaslr: a randomly placed kernel can take the room of a 1 GiB page);
-# the boot-time ktask jobs (deferred struct page init) are traced from the
-# start, with the global trace clock set up front (under TCG the kernel
-# would switch to it late in boot, and that empties the trace).
-mm_params="trace_clock=global nokaslr hugepagesz=2M hugepages=${HUGEPAGES_2M:-320} hugepagesz=1G hugepages=${HUGEPAGES_1G:-2} trace_event=ktask:ktask_job_end"
+base_tree=$build/linux-baseline
+base_out=$build/run-baseline
+pages_2m=${HUGEPAGES_2M:-1552}
 case $mode in
 test|test,*|meminfo)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/$(printf '%s' "$mode" | tr , -)-console.log
 	kernel=$build/kunit/arch/x86/boot/bzImage
 	extra="$extra kunit.enable=0"
+	pages_2m=${HUGEPAGES_2M:-320}
 	test_kernel=1
 	;;
 *)
 	test_kernel=
 	;;
 esac
-extra="$mm_params $extra"
+# Every boot: the kernel at a fixed address (nokaslr: a randomly placed
+# one can take the room of a 1 GiB page), and the boot-time ktask jobs
+# (deferred struct page init) traced from the start, with the global
+# trace clock set up front (under TCG the kernel would switch to it late
+# in boot, and that empties the trace).  The mm boots also get hugetlb
+# pools.
+boot_params="trace_clock=global nokaslr trace_event=ktask:ktask_job_end"
+user_params=$extra
+extra="$boot_params hugepagesz=2M hugepages=$pages_2m hugepagesz=1G hugepages=${HUGEPAGES_1G:-2} $user_params"
 
+# kmake SRC OUT ARGS...: make in the kernel tree SRC, objects in OUT.
 kmake() {
-	locked make -s -C "$tree" O="$out" ARCH=x86_64 CC="$kcc" "$@"
+	src=$1 dir=$2
+	shift 2
+	locked make -s -C "$src" O="$dir" ARCH=x86_64 CC="$kcc" "$@"
 }
 
+# configure SRC OUT: allnoconfig + configs/run.config.
 configure() {
-	step "configuring build/run: allnoconfig + configs/run.config"
-	mkdir -p "$out"
-	kmake allnoconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+	step "configuring build/${2##*/}: allnoconfig + configs/run.config"
+	mkdir -p "$2"
+	kmake "$1" "$2" allnoconfig >/dev/null
+	"$1/scripts/kconfig/merge_config.sh" -m -O "$2" "$2/.config" \
 		"$top/configs/run.config" >/dev/null
-	kmake olddefconfig >/dev/null
+	kmake "$1" "$2" olddefconfig >/dev/null
 }
 
-# Every line of run.config must be in .config, as kunit.py checks its
-# kunitconfig: a missing one is an unmet dependency, not to be ignored.
+# check_config OUT [SKIP]: every line of run.config must be in OUT's
+# .config, as kunit.py checks its kunitconfig: a missing one is an unmet
+# dependency, not to be ignored.  Lines matching SKIP (the series' own
+# options, for the unpatched kernel) are not checked.
 check_config() {
 	missing=
 	for line in $(grep '^CONFIG_' "$top/configs/run.config"); do
-		grep -qx "$line" "$out/.config" || missing="$missing $line"
+		case $line in ${2:-no-skip}*) continue ;; esac
+		grep -qx "$line" "$1/.config" || missing="$missing $line"
 	done
 	[ -z "$missing" ] && return 0
 	if [ -n "${RUN_ALLOW_MISSING:-}" ]; then
-		step "warning: not set in build/run/.config:$missing"
+		step "warning: not set in build/${1##*/}/.config:$missing"
 		return 0
 	fi
-	die "not set in build/run/.config after olddefconfig:$missing
-  This is probably an unmet dependency: see 'make -C build/linux O=build/run menuconfig' (search with /),
+	die "not set in build/${1##*/}/.config after olddefconfig:$missing
+  This is probably an unmet dependency: see 'make -C build/linux O=build/${1##*/} menuconfig' (search with /),
   or RUN_ALLOW_MISSING=1 to boot anyway"
 }
 
+# build_kernel SRC OUT
 build_kernel() {
-	step "building the run kernel in build/run (-j2)"
-	kmake -j2 bzImage
+	step "building build/${2##*/} (-j2)"
+	kmake "$1" "$2" -j2 bzImage
+}
+
+# build/linux-baseline: the baseline tag of build/linux, checked out as a
+# worktree; made again when build/linux was unpacked anew.
+baseline_tree() {
+	want=$(git -C "$tree" rev-parse baseline)
+	have=$(git -C "$base_tree" rev-parse HEAD 2>/dev/null || true)
+	[ "$have" != "$want" ] || return 0
+	step "checking out the baseline in build/linux-baseline"
+	rm -rf "$base_tree"
+	git -C "$tree" worktree prune
+	git -C "$tree" worktree add -q --detach "$base_tree" baseline
 }
 
 # PID 1 and an uncompressed initramfs holding only it and /dev/console.
@@ -142,39 +180,90 @@ numa_args() {
 	done
 }
 
+# boot KERNEL LOG MODE VCPUS NODES LABEL [APPEND...]: boot once; the
+# guest's console goes to LOG, after a first line that says where the
+# numbers come from (report.py reads it).
 boot() {
+	b_kernel=$1 b_log=$2 b_mode=$3 b_vcpus=$4 b_nodes=$5 b_label=$6
+	shift 6
 	accel=$("$top/scripts/accel.sh")
 	# panic=-1: a panic reboots, which ends QEMU (-no-reboot), not a hang.
-	append="console=ttyS0 quiet panic=-1 ktask_mode=$mode ktask_repeat=$repeat"
+	append="console=ttyS0 quiet panic=-1 ktask_mode=$b_mode ktask_repeat=$repeat"
 	[ -z "$threads" ] || append="$append ktask_threads=$threads"
-	[ -z "$extra" ] || append="$append $extra"
+	append="$append $extra $*"
 	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr ' ' _)
-	# The first line says where the numbers come from (report.py reads it).
-	printf 'ktask-run: host_cpu=%s host_cpus=%s accel=%s qemu_vcpus=%s qemu_mem=%s qemu_nodes=%s\n' \
-		"${model:-unknown}" "$(host_cpus)" "${accel##* }" "$vcpus" "$mem" "$nodes" \
-		>"$log"
-	step "booting: $vcpus vCPUs, $mem in $nodes nodes, $accel, up to ${timeout}s (log: build/run/${log##*/})"
+	printf 'ktask-run: host_cpu=%s host_cpus=%s accel=%s qemu_vcpus=%s qemu_mem=%s qemu_nodes=%s label=%s append=%s\n' \
+		"${model:-unknown}" "$(host_cpus)" "${accel##* }" "$b_vcpus" "$mem" \
+		"$b_nodes" "$b_label" "$(printf '%s' "$*" | tr ' ' ,)" >"$b_log"
+	step "booting $b_label ($b_mode): $b_vcpus vCPUs, $mem in $b_nodes nodes, $accel (log: build/run/${b_log##*/})"
+	# smp_arg and numa_args read these.
+	vcpus=$b_vcpus nodes=$b_nodes
 	# shellcheck disable=SC2046,SC2086 # the argument lists are several words
 	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
 		-smp "$(smp_arg)" $(numa_args) -mem-prealloc \
 		-bios qboot.rom -nodefaults -nographic -serial stdio -no-reboot \
-		-kernel "$kernel" -initrd "$guest/initramfs.cpio" \
+		-kernel "$b_kernel" -initrd "$guest/initramfs.cpio" \
 		-append "$append" </dev/null 2>&1 || rc=$?
-	  echo "$rc" >"$out/qemu.rc"; } | tee -a "$log"
+	  echo "$rc" >"$out/qemu.rc"; } >>"$b_log"
 	rc=$(cat "$out/qemu.rc")
 	[ "$rc" = 0 ] || step "warning: QEMU exited with $rc$([ "$rc" = 124 ] && echo ' (timeout)')"
+	grep -a 'ktask-[a-z]*: error' "$b_log" | sed 's/^/    /' || true
+}
+
+# The thread counts of the deferred init boots: THREADS, or 1, 2, 4, ...
+# up to all the vCPUs.
+thread_counts() {
+	if [ -n "$threads" ]; then
+		printf '%s\n' "$threads" | tr , ' '
+		return
+	fi
+	t=1
+	while [ "$t" -lt "$all" ]; do
+		printf '%s ' "$t"
+		t=$((t * 2))
+	done
+	echo "$all"
 }
 
 if [ -n "$test_kernel" ]; then
 	[ -f "$kernel" ] || die "no $kernel: make test builds it first"
-else
-	sync_tree
-	configure
-	check_config
-	build_kernel
+	build_initramfs
+	boot "$kernel" "$log" "$mode" "$vcpus" "$nodes" test
+	exit 0
 fi
+
+sync_tree
+configure "$tree" "$out"
+check_config "$out"
+build_kernel "$tree" "$out"
+baseline_tree
+configure "$base_tree" "$base_out"
+check_config "$base_out" CONFIG_KTASK
+build_kernel "$base_tree" "$base_out"
+base_kernel=$base_out/arch/x86/boot/bzImage
 build_initramfs
-boot
-[ -z "$test_kernel" ] || exit 0
+
+all=$vcpus
+boot "$kernel" "$log" "$mode" "$all" "$nodes" patched
+boot "$base_kernel" "$out/console-unpatched.log" mm "$all" "$nodes" unpatched
+# Deferred init in one node, which then has every vCPU, and again with
+# one vCPU; no pools, so every page but the first section's is deferred.
+rm -f "$out"/deferred-*.log
+extra="$boot_params $user_params"
+r=1
+while [ "$r" -le "$repeat" ]; do
+	step "deferred init boots, round $r of $repeat"
+	boot "$base_kernel" "$out/deferred-unpatched-v$all-$r.log" meminfo "$all" 1 "unpatched-v$all"
+	for t in $(thread_counts); do
+		boot "$kernel" "$out/deferred-patched-v$all-t$t-$r.log" meminfo "$all" 1 \
+			"patched-v$all-t$t" "ktask.max_threads=$t"
+	done
+	if [ "$all" -gt 1 ]; then
+		boot "$base_kernel" "$out/deferred-unpatched-v1-$r.log" meminfo 1 1 unpatched-v1
+		boot "$kernel" "$out/deferred-patched-v1-$r.log" meminfo 1 1 patched-v1
+	fi
+	r=$((r + 1))
+done
 step "results"
-exec python3 "$top/scripts/report.py" "$log"
+exec python3 "$top/scripts/report.py" "$log" "$out/console-unpatched.log" \
+	"$out"/deferred-*.log
