@@ -255,23 +255,30 @@ static void test_falloc(const char *name, unsigned long size, long pages,
 }
 
 /*
- * fallocate() past what the pool has fails as the serial code does: same
- * error, same file size and blocks, pool empty, and the pages before the
- * failure all there (a KEEP_SIZE fallocate() of them needs no page).
+ * fallocate() past the size limit of a hugetlbfs mount (its subpool)
+ * fails as the serial code does: the same error, file size and blocks,
+ * the same pool counters, and the pages before the failure all there (a
+ * KEEP_SIZE fallocate() of them needs no page).  Twice the limit is
+ * asked, in several chunks, so that with helpers a thread adds pages far
+ * past the serial failure while another still fills the pages before it:
+ * the call must take those out again and fill the holes.
  */
 static void test_falloc_enospc(int vcpus)
 {
-	const char *name = "falloc_enospc", *dir = huge_mount(SZ_2M);
+	const char *name = "falloc_enospc", *dir = "/mnt/huge-limited";
 	struct falloc_result r[2];
 	struct pool before;
-	char path[64];
 	int i, fd, prefix_ok[2] = { 0, 0 };
-	long free;
+	char opts[64], path[64];
+	struct stat st;
+	long limit;
 
 	pool_read(SZ_2M, &before);
-	free = before.free;
-	if (!dir || free < 1) {
-		report(0, name, "no 2 MiB pool (free %ld)", free);
+	limit = before.free / 2;
+	snprintf(opts, sizeof(opts), "pagesize=2M,size=%lu", limit * SZ_2M);
+	mkdir(dir, 0755);
+	if (limit < 1 || (mount("none", dir, "hugetlbfs", 0, opts) && errno != EBUSY)) {
+		report(0, name, "cannot mount %s (%s): %s", dir, opts, strerror(errno));
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/falloc", dir);
@@ -279,29 +286,27 @@ static void test_falloc_enospc(int vcpus)
 		ktask_threads_set(i ? 0 : 1);
 		fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
 		trace_start();
-		r[i].err = fallocate(fd, 0, 0, (free + 8) * SZ_2M) ? errno : 0;
+		r[i].err = fallocate(fd, 0, 0, 2 * limit * SZ_2M) ? errno : 0;
 		r[i].threads = trace_threads("hugetlbfs_falloc_chunk");
 		pool_read(SZ_2M, &r[i].pool);
 		r[i].zero = 1;
-		prefix_ok[i] = !fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, free * SZ_2M);
-		{
-			struct stat st;
-
-			fstat(fd, &st);
-			r[i].size = st.st_size;
-			r[i].blocks = st.st_blocks;
-		}
+		prefix_ok[i] = !fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, limit * SZ_2M);
+		fstat(fd, &st);
+		r[i].size = st.st_size;
+		r[i].blocks = st.st_blocks;
 		close(fd);
 		unlink(path);
 	}
+	umount(dir);
 	print_falloc(name, "serial", &r[0]);
 	print_falloc(name, "threaded", &r[1]);
 	report(r[0].err == ENOSPC && falloc_same(&r[0], &r[1]) &&
-	       r[1].pool.free == 0 && prefix_ok[0] && prefix_ok[1] &&
-	       (vcpus < 2 || r[1].threads >= 2), name,
-	       "%ld pages asked of %ld free: errno %d and %d, threads %d and %d, blocks %lld and %lld, first %ld pages there: %d %d",
-	       free + 8, free, r[0].err, r[1].err, r[0].threads, r[1].threads,
-	       r[0].blocks, r[1].blocks, free, prefix_ok[0], prefix_ok[1]);
+	       r[1].pool.free == before.free - limit && prefix_ok[0] &&
+	       prefix_ok[1] && (vcpus < 2 || r[1].threads >= 2), name,
+	       "%ld pages asked of a %ld-page mount: errno %d and %d, threads %d and %d, blocks %lld and %lld, free %lld, first %ld pages there: %d %d",
+	       2 * limit, limit, r[0].err, r[1].err, r[0].threads, r[1].threads,
+	       r[0].blocks, r[1].blocks, r[1].pool.free, limit, prefix_ok[0],
+	       prefix_ok[1]);
 }
 
 /*
