@@ -463,7 +463,7 @@ void run_mm_tests(int vcpus, int nodes)
 }
 
 #define MEMSET_BYTES	(256UL << 20)	/* per thread */
-#define MEMSET_PASSES	4
+#define MEMSET_PASSES	1
 
 static void *memset_thread(void *arg)
 {
@@ -565,11 +565,11 @@ void run_mm_bench(const int *threads, int nthreads, int repeat)
 	struct pool p;
 	int r, i;
 
+	pool_read(SZ_1G, &p);
+	printf("ktask-mm: kernel=%s pool_1g=%lld", patched ? "patched" : "unpatched",
+	       p.free);
 	pool_read(SZ_2M, &p);
-	printf("ktask-mm: kernel=%s pool_2m=%lld pool_1g=%lld\n",
-	       patched ? "patched" : "unpatched", p.free,
-	       (pool_read(SZ_1G, &p), p.free));
-	pool_read(SZ_2M, &p);
+	printf(" pool_2m=%lld\n", p.free);
 	for (r = 0; r < repeat; r++) {
 		for (i = 0; i < nthreads; i++) {
 			if (!patched && threads[i] != 1)

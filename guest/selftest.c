@@ -10,6 +10,7 @@
  * and the run ends with "ktask-test: done".
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -195,6 +196,44 @@ static void test_trace_events(int vcpus)
 	       found[0], found[1], res.used - 1, found[2]);
 }
 
+/*
+ * The kernel's own hugetlb selftests (tools/testing/selftests/mm) that
+ * need nothing this guest lacks, built static into /kselftest by
+ * scripts/run.sh: each must pass, or skip (KSFT_SKIP, exit 4), as on an
+ * unpatched kernel.
+ */
+static void run_kselftests(void)
+{
+	struct dirent *d;
+	int status, rc;
+	char path[300];
+	DIR *dir = opendir("/kselftest");
+	pid_t pid;
+
+	if (!dir) {
+		report(0, "kselftest", "no /kselftest in the initramfs");
+		return;
+	}
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/kselftest/%s", d->d_name);
+		fflush(stdout);
+		pid = fork();
+		if (!pid) {
+			alarm(300);
+			execl(path, path, (char *)NULL);
+			_exit(127);
+		}
+		rc = pid > 0 && waitpid(pid, &status, 0) == pid ?
+		     (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)) :
+		     -1;
+		report(rc == 0 || rc == 4, d->d_name, "kselftest exit %d%s", rc,
+		       rc == 4 ? " (skipped)" : "");
+	}
+	closedir(dir);
+}
+
 void run_selftest(int vcpus)
 {
 	int ret;
@@ -205,6 +244,7 @@ void run_selftest(int vcpus)
 	}
 	/* First: it reads the events of boot-time jobs from the trace. */
 	run_mm_tests(vcpus, count_nodes());
+	run_kselftests();
 	test_helpers(vcpus);
 	in_child(pinned_child, vcpus);
 	test_knob(vcpus);

@@ -29,7 +29,7 @@
 # patched kernel's guest runs, see guest/init.c; default
 # bench,contention; "test,..." and "meminfo" boot build/kunit's kernel
 # once, write build/run/MODE-console.log and print no report),
-# HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools; default 1552 and 2,
+# HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools; default 528 and 2,
 # 320 and 2 for make test).
 set -eu
 . "$(dirname "$0")/lib.sh"
@@ -49,7 +49,7 @@ log=$out/console.log
 kernel=$out/arch/x86/boot/bzImage
 base_tree=$build/linux-baseline
 base_out=$build/run-baseline
-pages_2m=${HUGEPAGES_2M:-1552}
+pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
 test|test,*|meminfo)
 	# make test's boots: the KUnit kernel, not the run kernel.
@@ -128,7 +128,26 @@ baseline_tree() {
 	git -C "$tree" worktree add -q --detach "$base_tree" baseline
 }
 
-# PID 1 and an uncompressed initramfs holding only it and /dev/console.
+# The kernel's own hugetlb selftests that this guest can run (it has no
+# SysV IPC and no hwpoison injection); make test's boots run them.
+kselftests="hugepage-mmap hugepage-mremap hugetlb-madvise map_hugetlb hugetlb_fault_after_madv"
+
+# Build them static from the tree into $guest/kselftest; print their
+# initramfs entries.
+build_kselftests() {
+	src=$tree/tools/testing/selftests/mm
+	mkdir -p "$guest/kselftest"
+	echo "dir /kselftest 0755 0 0"
+	for t in $kselftests; do
+		gcc -static -O2 -I"$src/.." -isystem "$tree/tools/include/uapi" \
+			-o "$guest/kselftest/$t" "$src/$t.c" "$src/vm_util.c" \
+			-lpthread -lrt >&2 || die "cannot build the selftest $t"
+		echo "file /kselftest/$t $guest/kselftest/$t 0755 0 0"
+	done
+}
+
+# PID 1 and an uncompressed initramfs holding it, /dev/console and, for
+# make test, the kernel's hugetlb selftests.
 build_initramfs() {
 	step "building guest/init.c and the initramfs"
 	mkdir -p "$guest"
@@ -141,6 +160,7 @@ build_initramfs() {
 	dir /sys 0755 0 0
 	file /init $guest/init 0755 0 0
 	EOF
+	[ -z "$test_kernel" ] || build_kselftests >>"$guest/initramfs.list"
 	"$guest/gen_init_cpio" "$guest/initramfs.list" >"$guest/initramfs.cpio"
 }
 
