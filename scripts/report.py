@@ -236,8 +236,8 @@ def gbps(run):
 
 def mm_tables(runs):
 	"""fallocate, 1 GiB touch and memset, patched and unpatched side by side."""
-	out = ['mm callers (speedup = median serial wall / median wall; '
-	       'vs unpatched = unpatched median wall / median wall;',
+	out = ['mm callers (speedup = median rate / median serial rate; vs unpatched ='
+	       ' median rate / unpatched median rate;',
 	       '  of ceiling = rate / memset rate at as many threads)']
 	ceiling = {}
 	for run in runs:
@@ -248,9 +248,10 @@ def mm_tables(runs):
 		group = [r for r in runs if r['bench'] == bench]
 		if not group:
 			continue
-		serial = [int(r['wall_ns']) for r in group
+		# Rates, not times: memset writes more with more threads.
+		serial = [gbps(r) for r in group
 			  if r['label'] == 'patched' and r['threads'] == '1']
-		unpatched = [int(r['wall_ns']) for r in group if r['label'] == 'unpatched']
+		unpatched = [gbps(r) for r in group if r['label'] == 'unpatched']
 		sizes = sorted({int(r['bytes']) for r in group})
 		rows = [('kernel', 'threads', 'runs', 'wall ms median (min-max)',
 			 'GB/s', 'of ceiling', 'speedup', 'vs unpatched', 'used')]
@@ -265,10 +266,11 @@ def mm_tables(runs):
 			rate = statistics.median([gbps(r) for r in sel])
 			top = ceiling.get((label, str(threads)))
 			of_top = rate / statistics.median(top) if top else None
+			rates = [gbps(r) for r in sel]
 			rows.append((label, str(threads), str(len(sel)), spread(wall, 1e6),
 				     f'{rate:.2f}',
 				     f'{of_top * 100:.0f}%' if of_top and bench != 'memset' else '-',
-				     ratio(serial, wall), ratio(unpatched, wall),
+				     ratio(rates, serial), ratio(rates, unpatched),
 				     ','.join(sorted({r.get('used', '?') for r in sel}))))
 			summary[(bench, label, threads)] = of_top
 		out.append(f'{bench}: {title}, {sizes[-1] / 2**30:.2f} GiB per run')
