@@ -9,8 +9,8 @@ help:
 	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
 	@echo 'make export     write the commits of build/linux to patches/ (and the cover letter)'
 	@echo 'make test       checkpatch, kernel-doc, KUnit (ktask, SMT, serial), W=1, in-guest tests'
-	@echo 'make run        boot the patched kernel in QEMU and print the ktask benchmark'
-	@echo '                (VCPUS=n MEM=16G NODES=2 REPEAT=3 THREADS=1,2,4)'
+	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
+	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4)'
 	@echo 'make clean      remove the object directories, keep build/linux'
 	@echo 'make distclean  remove all of build/, the kernel tree included'
 
@@ -27,7 +27,7 @@ run:
 	scripts/run.sh
 
 clean:
-	rm -rf build/kunit build/kunit-serial build/run build/*.log build/*.json build/accel
+	rm -rf build/kunit build/kunit-serial build/run build/run-baseline build/*.log build/*.json build/accel
 
 distclean:
 	rm -rf build
