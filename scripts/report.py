@@ -11,11 +11,15 @@ unpatched kernels side by side, and the deferred init times ("ktask-klog:")
 of the deferred init boots.  It reports and never judges: the exit status
 is non-zero only when the first log holds no result at all, and then the
 end of its console is printed so the reason (panic, missing debugfs file,
-timeout) is visible.
+timeout) is visible.  The tables also go to build/report/report.md, and
+every measurement, one row each with the machine in '#' lines first, to
+build/report/results.csv.
 
 usage: report.py [CONSOLE_LOG [MORE_LOGS...]]   (default build/run/console.log)
 """
 
+import csv
+import io
 import os
 import re
 import statistics
@@ -322,10 +326,69 @@ def deferred_table(boots):
 	return out
 
 
+CSV_COLUMNS = ('log', 'label', 'kind', 'name', 'threads', 'lending', 'used',
+	       'wall_ns', 'cpu_ns', 'job_cpu_ns', 'bytes', 'units', 'node', 'ms',
+	       'hogs', 'hog_base', 'hog_during')
+
+
+def csv_rows(logs):
+	"""One row per measurement of every log, in CSV_COLUMNS order."""
+	for path, _, machine, results, _ in logs:
+		for run in results:
+			row = dict(run, log=os.path.basename(path),
+				   label=machine.get('label', 'patched'),
+				   name=run.get('job') or run.get('bench') or run.get('load') or
+				   ('deferred_init' if run['kind'] == 'deferred' else ''))
+			if run['kind'] == 'deferred':
+				knob = re.search(r'-t(\d+)$', row['label'])
+				row['threads'] = knob.group(1) if knob else machine.get('qemu_vcpus', '')
+			yield [row.get(col, '') for col in CSV_COLUMNS]
+
+
+def write_outputs(out_dir, logs, text):
+	"""build/report/report.md (the tables) and results.csv (every run,
+	the machine in '#' lines first); returns their paths."""
+	os.makedirs(out_dir, exist_ok=True)
+	md = os.path.join(out_dir, 'report.md')
+	with open(md, 'w', encoding='utf-8') as f:
+		f.write('# ktask: make run\n\n```\n' + text + '```\n')
+	path = os.path.join(out_dir, 'results.csv')
+	machine = logs[0][2]
+	buf = io.StringIO()
+	for key in ('host_cpu', 'host_cpus', 'accel', 'qemu_vcpus', 'qemu_mem',
+		    'qemu_nodes', 'kernel', 'mem_kb'):
+		buf.write(f'# {key}={machine.get(key, "?")}\n')
+	writer = csv.writer(buf)
+	writer.writerow(CSV_COLUMNS)
+	writer.writerows(csv_rows(logs))
+	with open(path, 'w', encoding='utf-8') as f:
+		f.write(buf.getvalue())
+	return md, path
+
+
 def main():
 	top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+	out = io.StringIO()
+	real_stdout, sys.stdout = sys.stdout, out
+	try:
+		ret = report(top)
+	finally:
+		sys.stdout = real_stdout
+	text = out.getvalue()
+	print(text, end='')
+	if ret == 0 and LOGS:
+		md, path = write_outputs(os.path.join(top, 'build/report'), LOGS, text)
+		print(f'\nwritten: {os.path.relpath(md, os.getcwd())}, '
+		      f'{os.path.relpath(path, os.getcwd())}')
+	return ret
+
+
+LOGS = []
+
+
+def report(top):
 	paths = sys.argv[1:] or [os.path.join(top, 'build/run/console.log')]
-	logs = []
+	logs = LOGS
 	for path in paths:
 		try:
 			logs.append((path,) + read_log(path))
