@@ -3,7 +3,7 @@
 
 export VCPUS MEM NODES REPEAT THREADS
 
-.PHONY: help tree export test run clean distclean
+.PHONY: help tree export test run cover clean distclean
 
 help:
 	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
@@ -11,6 +11,7 @@ help:
 	@echo 'make test       checkpatch, kernel-doc, KUnit (ktask, SMT, serial), W=1, in-guest tests'
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
 	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4)'
+	@echo 'make cover      put the tables of the last make run in the cover letter (then make export)'
 	@echo 'make clean      remove the object directories, keep build/linux'
 	@echo 'make distclean  remove all of build/, the kernel tree included'
 
@@ -25,6 +26,9 @@ test:
 
 run:
 	scripts/run.sh
+
+cover:
+	scripts/cover.sh
 
 clean:
 	rm -rf build/kunit build/kunit-serial build/run build/run-baseline build/*.log build/*.json build/accel
