@@ -168,6 +168,7 @@ struct falloc_result {
 	int		err;		/* errno, 0 on success */
 	int		threads;	/* the job's threads, -1 if no job */
 	int		zero;		/* the pages read as zeros */
+	int		prefix_ok;	/* the first @prefix bytes were there */
 	long long	size, blocks;	/* the file's st_size and st_blocks */
 	struct pool	pool;		/* the pool right after */
 	long long	wall_ns;
@@ -175,11 +176,14 @@ struct falloc_result {
 
 /*
  * fallocate() @len bytes of a new file in @dir with ktask.max_threads at
- * @threads (unless negative), then check what it left; @check_zero reads every byte.  The
- * file is removed, which returns its pages to the pool.
+ * @threads (unless negative), then check what it left: @check_zero reads
+ * every byte, and a KEEP_SIZE fallocate() of the first @prefix bytes,
+ * which needs no page if they are all there, sets r->prefix_ok.  The file
+ * is removed, which returns its pages to the pool.
  */
 static int falloc_run(const char *dir, unsigned long size, unsigned long len,
-		      int threads, int check_zero, struct falloc_result *r)
+		      int threads, int check_zero, unsigned long prefix,
+		      struct falloc_result *r)
 {
 	char path[64];
 	struct stat st;
@@ -200,6 +204,8 @@ static int falloc_run(const char *dir, unsigned long size, unsigned long len,
 	r->wall_ns = now_ns() - t0;
 	r->threads = trace_threads("hugetlbfs_falloc_chunk");
 	pool_read(size, &r->pool);
+	if (prefix)
+		r->prefix_ok = !fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, prefix);
 	fstat(fd, &st);
 	r->size = st.st_size;
 	r->blocks = st.st_blocks;
@@ -238,9 +244,9 @@ static void test_falloc(const char *name, unsigned long size, long pages,
 	int ok;
 
 	/* The serial run is the reference: only the other one is read. */
-	if (!dir || falloc_run(dir, size, len, 1, 0, &serial) ||
+	if (!dir || falloc_run(dir, size, len, 1, 0, 0, &serial) ||
 	    dirty_pages(dir, len) ||
-	    falloc_run(dir, size, len, 0, 1, &threaded)) {
+	    falloc_run(dir, size, len, 0, 1, 0, &threaded)) {
 		report(0, name, "setup failed: %s", strerror(errno));
 		return;
 	}
@@ -268,10 +274,9 @@ static void test_falloc_enospc(int vcpus)
 	const char *name = "falloc_enospc", *dir = "/mnt/huge-limited";
 	struct falloc_result r[2];
 	struct pool before;
-	int i, fd, prefix_ok[2] = { 0, 0 };
-	char opts[64], path[64];
-	struct stat st;
+	char opts[64];
 	long limit;
+	int i;
 
 	pool_read(SZ_2M, &before);
 	limit = before.free / 2;
@@ -281,51 +286,58 @@ static void test_falloc_enospc(int vcpus)
 		report(0, name, "cannot mount %s (%s): %s", dir, opts, strerror(errno));
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/falloc", dir);
-	for (i = 0; i < 2; i++) {
-		ktask_threads_set(i ? 0 : 1);
-		fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
-		trace_start();
-		r[i].err = fallocate(fd, 0, 0, 2 * limit * SZ_2M) ? errno : 0;
-		r[i].threads = trace_threads("hugetlbfs_falloc_chunk");
-		pool_read(SZ_2M, &r[i].pool);
-		r[i].zero = 1;
-		prefix_ok[i] = !fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, limit * SZ_2M);
-		fstat(fd, &st);
-		r[i].size = st.st_size;
-		r[i].blocks = st.st_blocks;
-		close(fd);
-		unlink(path);
-	}
+	for (i = 0; i < 2; i++)
+		if (falloc_run(dir, SZ_2M, 2 * limit * SZ_2M, i ? 0 : 1, 0,
+			       limit * SZ_2M, &r[i])) {
+			report(0, name, "setup failed: %s", strerror(errno));
+			umount(dir);
+			return;
+		}
 	umount(dir);
 	print_falloc(name, "serial", &r[0]);
 	print_falloc(name, "threaded", &r[1]);
 	report(r[0].err == ENOSPC && falloc_same(&r[0], &r[1]) &&
-	       r[1].pool.free == before.free - limit && prefix_ok[0] &&
-	       prefix_ok[1] && (vcpus < 2 || r[1].threads >= 2), name,
+	       r[1].pool.free == before.free - limit && r[0].prefix_ok &&
+	       r[1].prefix_ok && (vcpus < 2 || r[1].threads >= 2), name,
 	       "%ld pages asked of a %ld-page mount: errno %d and %d, threads %d and %d, blocks %lld and %lld, free %lld, first %ld pages there: %d %d",
 	       2 * limit, limit, r[0].err, r[1].err, r[0].threads, r[1].threads,
-	       r[0].blocks, r[1].blocks, r[1].pool.free, limit, prefix_ok[0],
-	       prefix_ok[1]);
+	       r[0].blocks, r[1].blocks, r[1].pool.free, limit, r[0].prefix_ok,
+	       r[1].prefix_ok);
 }
 
 /*
- * Touch a new 1 GiB file once; whether it reads as zeros, and how many
- * threads cleared the page in the fault (-1 if no job was seen).
+ * Read a new 1 GiB file once, which zeroes its page in the fault; how
+ * long that took, how many threads cleared it (-1 if no job was seen),
+ * and whether the byte read, or with @check_zero every byte, is zero.
+ * -1 on error.
  */
-static int touch_gigantic(const char *dir, int *threads)
+static int touch_gigantic(const char *dir, int check_zero, int *threads,
+			  long long *wall_ns)
 {
+	volatile char *p;
 	char path[64];
-	int fd, zero = 0;
+	int fd, zero;
+	long long t0;
 
 	snprintf(path, sizeof(path), "%s/touch", dir);
 	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (fd < 0 || ftruncate(fd, SZ_1G) ||
+	    (p = mmap(NULL, SZ_1G, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		      0)) == MAP_FAILED) {
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+		return -1;
+	}
 	trace_start();
-	if (fd >= 0 && !ftruncate(fd, SZ_1G))
-		zero = reads_zero(fd, SZ_1G);
+	t0 = now_ns();
+	zero = !p[0];
+	*wall_ns = now_ns() - t0;
 	*threads = trace_threads("clear_gigantic_chunk");
-	if (fd >= 0)
-		close(fd);
+	if (check_zero)
+		zero = zero && reads_zero(fd, SZ_1G);
+	munmap((void *)p, SZ_1G);
+	close(fd);
 	unlink(path);
 	return zero;
 }
@@ -341,6 +353,7 @@ static void test_gigantic_touch(int vcpus)
 	const char *name = "gigantic_first_touch", *dir = huge_mount(SZ_1G);
 	struct pool before, after;
 	int zero, threads, tries = 1;
+	long long wall_ns;
 
 	pool_read(SZ_1G, &before);
 	if (!dir || before.free < 1 || dirty_pages(dir, SZ_1G)) {
@@ -348,13 +361,13 @@ static void test_gigantic_touch(int vcpus)
 		       strerror(errno));
 		return;
 	}
-	zero = touch_gigantic(dir, &threads);
+	zero = touch_gigantic(dir, 1, &threads, &wall_ns);
 	while (vcpus > 1 && threads < 2 && tries < 3) {
-		touch_gigantic(dir, &threads);
+		touch_gigantic(dir, 0, &threads, &wall_ns);
 		tries++;
 	}
 	pool_read(SZ_1G, &after);
-	report(zero && pool_equal(&before, &after) &&
+	report(zero == 1 && pool_equal(&before, &after) &&
 	       (vcpus < 2 || threads >= 2), name,
 	       "zero=%d, cleared by %d threads (touch %d), free %lld then %lld",
 	       zero, threads, tries, before.free, after.free);
@@ -367,21 +380,18 @@ static void test_gigantic_touch(int vcpus)
  */
 static void test_deferred_init(int vcpus, int nodes)
 {
-	/*
-	 * By the caller's name: the thread function is __init, freed by now,
-	 * and the trace prints its address.
-	 */
-	int threads;
+	int want = vcpus / (nodes ? nodes : 1) >= 2 ? 2 : 1, threads;
 	char line[512];
 	FILE *f = fopen(TRACE "trace", "r");
 
+	/* Every boot-time job, for the log. */
 	while (f && fgets(line, sizeof(line), f))
 		if (strstr(line, "ktask_job_end:"))
 			printf("ktask-test: info boot job %s", line);
 	if (f)
 		fclose(f);
+	/* Deferred init's jobs are those of the pgdatinit threads. */
 	threads = trace_threads("pgdatinit");
-	int want = vcpus / (nodes ? nodes : 1) >= 2 ? 2 : 1;
 
 	report(threads >= want, "deferred_init",
 	       "most threads of a node's job %d (want >= %d)", threads, want);
@@ -511,7 +521,7 @@ static void bench_falloc(int threads, long pages, int patched)
 	struct falloc_result r;
 
 	if (!dir || falloc_run(dir, SZ_2M, pages * SZ_2M,
-			       patched ? threads : -1, 0, &r) || r.err) {
+			       patched ? threads : -1, 0, 0, &r) || r.err) {
 		printf("ktask-mm: error bench=falloc threads=%d errno=%d\n",
 		       threads, errno);
 		return;
@@ -524,35 +534,18 @@ static void bench_falloc(int threads, long pages, int patched)
 static void bench_touch(int threads, int patched)
 {
 	const char *dir = huge_mount(SZ_1G);
-	volatile char *p;
-	long long t0, wall;
-	char path[64];
-	int fd, used;
+	long long wall;
+	int used;
 
 	if (patched)
 		ktask_threads_set(threads);
-	snprintf(path, sizeof(path), "%s/touch", dir ? dir : "/");
-	fd = dir ? open(path, O_CREAT | O_TRUNC | O_RDWR, 0600) : -1;
-	if (fd < 0 || ftruncate(fd, SZ_1G)) {
+	if (!dir || touch_gigantic(dir, 0, &used, &wall) < 0) {
 		printf("ktask-mm: error bench=touch_1g threads=%d errno=%d\n",
 		       threads, errno);
 		return;
 	}
-	p = mmap(NULL, SZ_1G, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED) {
-		unlink(path);
-		return;
-	}
-	trace_start();
-	t0 = now_ns();
-	p[0] = 1;
-	wall = now_ns() - t0;
-	used = patched ? trace_threads("clear_gigantic_chunk") : 1;
-	munmap((void *)p, SZ_1G);
-	unlink(path);
 	printf("ktask-mm: bench=touch_1g threads=%d used=%d bytes=%lu wall_ns=%lld\n",
-	       threads, used, SZ_1G, wall);
+	       threads, patched ? used : 1, SZ_1G, wall);
 }
 
 /*
