@@ -366,50 +366,21 @@ def write_outputs(out_dir, logs, text):
 	return md, path
 
 
-def main():
-	top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-	out = io.StringIO()
-	real_stdout, sys.stdout = sys.stdout, out
-	try:
-		ret = report(top)
-	finally:
-		sys.stdout = real_stdout
-	text = out.getvalue()
-	print(text, end='')
-	if ret == 0 and LOGS:
-		md, path = write_outputs(os.path.join(top, 'build/report'), LOGS, text)
-		print(f'\nwritten: {os.path.relpath(md, os.getcwd())}, '
-		      f'{os.path.relpath(path, os.getcwd())}')
-	return ret
-
-
-LOGS = []
-
-
-def report(top):
-	paths = sys.argv[1:] or [os.path.join(top, 'build/run/console.log')]
-	logs = LOGS
-	for path in paths:
-		try:
-			logs.append((path,) + read_log(path))
-		except OSError as e:
-			print(f'error: cannot read {path}: {e.strerror}; run "make run" first',
-			      file=sys.stderr)
-			return 1
-	path, lines, machine, results, errors = logs[0]
-	print(header(machine))
+def tables(logs):
+	"""The report's lines: the first log's machine and tables, then the
+	mm and deferred init tables of all the logs."""
+	_, _, machine, results, errors = logs[0]
+	out = [header(machine)]
 	bench = [r for r in results if r['kind'] == 'bench']
 	jobs = []
 	for run in bench:
 		if run['job'] not in jobs:
 			jobs.append(run['job'])
 	for job in jobs:
-		print()
-		print('\n'.join(job_table(job, [r for r in bench if r['job'] == job])))
+		out += [''] + job_table(job, [r for r in bench if r['job'] == job])
 	contention = [r for r in results if r['kind'] == 'contention']
 	if contention:
-		print()
-		print('\n'.join(contention_tables(contention)))
+		out += [''] + contention_tables(contention)
 	mm, boots = [], []
 	for _, _, log_machine, log_results, log_errors in logs:
 		label = log_machine.get('label', 'patched')
@@ -422,19 +393,35 @@ def report(top):
 			boots.append((log_machine, times))
 		errors += [e for e in log_errors if e not in errors]
 	if mm:
-		print()
-		print('\n'.join(mm_tables(mm)))
+		out += [''] + mm_tables(mm)
 	if boots:
-		print()
-		print('\n'.join(deferred_table(boots)))
-	for err in errors:
-		print(f'guest: {err}')
-	if results:
-		return 0
-	print(f'error: no ktask-bench results in {path}; its last 30 lines:', file=sys.stderr)
-	for line in lines[-30:]:
-		print(f'  | {line}', file=sys.stderr)
-	return 1
+		out += [''] + deferred_table(boots)
+	return out + [f'guest: {err}' for err in errors]
+
+
+def main():
+	top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+	paths = sys.argv[1:] or [os.path.join(top, 'build/run/console.log')]
+	logs = []
+	for path in paths:
+		try:
+			logs.append((path,) + read_log(path))
+		except OSError as e:
+			print(f'error: cannot read {path}: {e.strerror}; run "make run" first',
+			      file=sys.stderr)
+			return 1
+	text = '\n'.join(tables(logs)) + '\n'
+	print(text, end='')
+	path, lines, _, results, _ = logs[0]
+	if not results:
+		print(f'error: no ktask-bench results in {path}; its last 30 lines:',
+		      file=sys.stderr)
+		for line in lines[-30:]:
+			print(f'  | {line}', file=sys.stderr)
+		return 1
+	md, csv_path = write_outputs(os.path.join(top, 'build/report'), logs, text)
+	print(f'\nwritten: {os.path.relpath(md)}, {os.path.relpath(csv_path)}')
+	return 0
 
 
 if __name__ == '__main__':
