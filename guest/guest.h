@@ -25,6 +25,8 @@ struct bench_result {
 int write_str(const char *path, const char *s);
 int read_line(const char *path, char *buf, size_t size);
 int trace_clear(void);
+void trace_start(void);
+int trace_threads(const char *match);
 long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
 int bench_run(const char *job, int threads, struct bench_result *res);
@@ -40,5 +42,7 @@ void run_mm_tests(int vcpus, int nodes);
 void print_meminfo(void);
 void print_boot_log(void);
 void run_mm_bench(const int *threads, int nthreads, int repeat);
+void run_vfio_tests(int vcpus);
+void bench_vfio_map(int threads, int patched);
 
 #endif

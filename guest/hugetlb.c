@@ -133,7 +133,7 @@ static int reads_zero(int fd, unsigned long len)
 }
 
 /* Start recording ktask_job_end events, from an empty trace. */
-static void trace_start(void)
+void trace_start(void)
 {
 	trace_clear();
 	write_str(JOB_END, "1\n");
@@ -143,7 +143,7 @@ static void trace_start(void)
  * Most threads a job used in the events recorded so far whose line has
  * @match (the thread function, or the caller's name), or -1 if none has.
  */
-static int trace_threads(const char *match)
+int trace_threads(const char *match)
 {
 	char line[512], *at;
 	int max = -1;
@@ -570,6 +570,7 @@ void run_mm_bench(const int *threads, int nthreads, int repeat)
 			if (p.free > 16)
 				bench_falloc(threads[i], p.free - 16, patched);
 			bench_touch(threads[i], patched);
+			bench_vfio_map(threads[i], patched);
 		}
 	}
 	if (patched)

@@ -8,7 +8,9 @@
  *	bench		the self-benchmark at several thread counts (below)
  *	contention	jobs beside CPU hogs (contention.c)
  *	test		the in-guest tests of make test (selftest.c)
- *	mm		fallocate(), 1 GiB first touch and memset() rates (hugetlb.c)
+ *	mm		fallocate(), 1 GiB first touch, VFIO map and memset() rates
+ *			(hugetlb.c, vfio.c)
+ *	vfio		the VFIO tests of make test alone, for working on them (vfio.c)
  *	meminfo		deferred init times, memory totals per zone (hugetlb.c)
  *
  * The benchmark runs the ktask self-benchmark through debugfs and prints
@@ -311,6 +313,8 @@ int main(void)
 		run_mm_bench(threads, nthreads, repeat);
 	if (has_mode(modes, "test"))
 		run_selftest(vcpus);
+	else if (has_mode(modes, "vfio"))
+		run_vfio_tests(vcpus);
 	printf(PREFIX "done\n");
 	power_off();
 	return 0;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -257,6 +258,21 @@ static void run_kselftests(void)
 	closedir(dir);
 }
 
+/* No WARN or BUG in the kernel log, after every other test. */
+static void test_kernel_log(void)
+{
+	static char log[1 << 20];
+	int len = klogctl(3, log, sizeof(log) - 1);	/* SYSLOG_ACTION_READ_ALL */
+
+	if (len < 0) {
+		report(0, "kernel_log", "klogctl: %s", strerror(errno));
+		return;
+	}
+	log[len] = '\0';
+	report(!strstr(log, "WARNING:") && !strstr(log, "BUG:"),
+	       "kernel_log", "no WARNING or BUG in the kernel log");
+}
+
 void run_selftest(int vcpus)
 {
 	int ret;
@@ -267,6 +283,7 @@ void run_selftest(int vcpus)
 	}
 	/* First: it reads the events of boot-time jobs from the trace. */
 	run_mm_tests(vcpus, count_nodes());
+	run_vfio_tests(vcpus);
 	run_kselftests();
 	test_helpers(vcpus);
 	in_child(pinned_child, vcpus);
@@ -278,5 +295,6 @@ void run_selftest(int vcpus)
 		       strerror(-ret));
 	else
 		in_child(cgroup_child, vcpus);
+	test_kernel_log();
 	printf(PREFIX "done\n");
 }

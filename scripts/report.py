@@ -6,12 +6,12 @@ Reads the "ktask-run:" line that scripts/run.sh writes first in each log
 that guest/init.c prints, and shows one table per job; then the
 "ktask-contention:" lines of guest/contention.c, as one table per load with
 the targets of the busy-system issue; then the "ktask-mm:" lines of
-guest/hugetlb.c (fallocate, 1 GiB first touch, memset) of the patched and
-unpatched kernels side by side, and the deferred init times ("ktask-klog:")
-of the deferred init boots.  It reports and never judges: the exit status
-is non-zero only when the first log holds no result at all, and then the
-end of its console is printed so the reason (panic, missing debugfs file,
-timeout) is visible.  The tables also go to build/report/report.md, and
+guest/hugetlb.c and guest/vfio.c (fallocate, 1 GiB first touch, VFIO map,
+memset) of the patched and unpatched kernels side by side, and the deferred
+init times ("ktask-klog:") of the deferred init boots.  It reports and
+never judges: the exit status is non-zero only when the first log holds no
+result at all, and then the end of its console is printed so the reason
+(panic, missing debugfs file, timeout) is visible.  The tables also go to build/report/report.md, and
 every measurement, one row each with the machine in '#' lines first, to
 build/report/results.csv.
 
@@ -230,8 +230,12 @@ def contention_targets(summary):
 MM_BENCHES = (
 	('falloc', 'hugetlbfs fallocate() of the 2 MiB pool'),
 	('touch_1g', 'first touch of a 1 GiB page (zeroed in the fault)'),
+	('vfio_map', 'VFIO_IOMMU_MAP_DMA of fresh anonymous memory (faulted in and pinned)'),
+	('vfio_map_warm', 'VFIO_IOMMU_MAP_DMA of memory faulted in before (pinned only)'),
 	('memset', 'memset() of faulted memory by as many threads: the ceiling'),
 )
+# Benchmarks that write memory, which the memset rate bounds.
+MM_WRITERS = ('falloc', 'touch_1g')
 
 
 def gbps(run):
@@ -273,14 +277,14 @@ def mm_tables(runs):
 			rates = [gbps(r) for r in sel]
 			rows.append((label, str(threads), str(len(sel)), spread(wall, 1e6),
 				     f'{rate:.2f}',
-				     f'{of_top * 100:.0f}%' if of_top and bench != 'memset' else '-',
+				     f'{of_top * 100:.0f}%' if of_top and bench in MM_WRITERS else '-',
 				     ratio(rates, serial), ratio(rates, unpatched),
 				     ','.join(sorted({r.get('used', '?') for r in sel}))))
 			summary[(bench, label, threads)] = of_top
 		out.append(f'{bench}: {title}, {sizes[-1] / 2**30:.2f} GiB per run')
 		out.extend(table(rows))
 	out.append('targets (reported, not asserted):')
-	for bench in ('falloc', 'touch_1g'):
+	for bench in MM_WRITERS:
 		top = max((t for (b, l, t) in summary if b == bench and l == 'patched'), default=0)
 		of_top = summary.get((bench, 'patched', top))
 		if top > 1 and of_top:

@@ -73,6 +73,13 @@ boot_params="trace_clock=global nokaslr trace_event=ktask:ktask_job_end"
 user_params=$extra
 extra="$boot_params hugepagesz=2M hugepages=$pages_2m hugepagesz=1G hugepages=${HUGEPAGES_1G:-2} $user_params"
 
+# Every boot: a q35 machine with an Intel IOMMU (interrupt remapping on,
+# as QEMU requires for it; caching mode, so that the IOMMU's mappings are
+# flushed to QEMU) and the edu test device for guest/vfio.c, which reaches
+# all of memory (dma_mask) and sits behind the IOMMU.
+machine="-M q35 -device intel-iommu,intremap=on,caching-mode=on -device edu,dma_mask=0xffffffffffffffff"
+extra="intel_iommu=on $extra"
+
 # kmake SRC OUT ARGS...: make in the kernel tree SRC, objects in OUT.
 kmake() {
 	src=$1 dir=$2
@@ -223,7 +230,7 @@ boot() {
 	vcpus=$b_vcpus nodes=$b_nodes
 	# shellcheck disable=SC2046,SC2086 # the argument lists are several words
 	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
-		-smp "$(smp_arg)" $(numa_args) -mem-prealloc \
+		$machine -smp "$(smp_arg)" $(numa_args) -mem-prealloc \
 		-bios qboot.rom -nodefaults -nographic -serial stdio -no-reboot \
 		-kernel "$b_kernel" -initrd "$guest/initramfs.cpio" \
 		-append "$append" </dev/null 2>&1 || rc=$?

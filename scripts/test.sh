@@ -177,7 +177,7 @@ check_w1() {
 # The guest of the in-guest tests: 2 NUMA nodes of 2 vCPUs, so that
 # deferred struct page init has a helper on each node, and room for two
 # 1 GiB pages.
-guest_env="VCPUS=4 NODES=2 MEM=6G REPEAT=1"
+guest_env="VCPUS=4 NODES=2 MEM=8G REPEAT=1"
 
 # Boot the KUnit kernel with guest/ in test mode (scripts/run.sh); count
 # its "ktask-test: ok|FAIL NAME ..." lines, and want its "done".

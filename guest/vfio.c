@@ -1,0 +1,646 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * VFIO type1 pinning seen from user space.  QEMU gives the guest an Intel
+ * IOMMU and its "edu" test device (PCI 1234:11e8, scripts/run.sh), which
+ * this program binds to vfio-pci; VFIO_IOMMU_MAP_DMA then pins and maps
+ * a range of our memory for the device, as a VMM does for guest RAM.
+ *
+ * The tests of make test map at 1 thread and at every vCPU and check what
+ * the kernel leaves: the device reads through the IOMMU what we wrote
+ * (its DMA engine copies a page of the range to another), VmLck (the
+ * mm's locked_vm) grows by the range and shrinks back on unmap, a map
+ * over RLIMIT_MEMLOCK fails as the serial code fails and leaves nothing
+ * charged or pinned, a map over a mapped IOVA fails with EEXIST, and
+ * cycles of map and unmap leave the pinned-page counters and
+ * MemAvailable as they found them.
+ *
+ * The benchmark (mode "mm") prints one line per run, for scripts/report.py:
+ *
+ *	ktask-mm: bench=vfio_map threads=2 used=2 bytes=1073741824 wall_ns=...
+ *
+ * for a map of fresh anonymous memory, which the pinning faults in, and
+ * the same (vfio_map_warm) of memory faulted in before, which it pins.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/vfio.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guest.h"
+
+#define EDU_VENDOR	"0x1234"
+#define EDU_DEVICE	"0x11e8"
+#define PCI_DEVICES	"/sys/bus/pci/devices"
+
+/* The edu device's DMA engine (QEMU docs/specs/edu.rst). */
+#define EDU_DMA_SRC	0x80
+#define EDU_DMA_DST	0x88
+#define EDU_DMA_COUNT	0x90
+#define EDU_DMA_CMD	0x98
+#define EDU_DMA_START	0x1
+#define EDU_DMA_TO_RAM	0x2
+#define EDU_BUFFER	0x40000		/* its 4 KiB buffer, as a DMA address */
+/* What one DMA copies: QEMU 7.2 refuses a DMA that ends at the buffer's end. */
+#define EDU_COPY	2048
+
+#define PAGE		4096UL
+#define IOVA_BASE	(1UL << 32)	/* clear of the IOMMU's MSI window */
+#define SZ_1G		(1UL << 30)
+
+struct vfio {
+	int		container, group, device;
+	char		addr[256];	/* PCI address, 0000:00:03.0 */
+	unsigned long	bar0, config;	/* offsets of the regions in @device */
+};
+
+static struct vfio vfio = { .container = -1, .group = -1, .device = -1 };
+
+/* mknod @path for the char device whose "major:minor" is in @sysfs_dev. */
+static int mknod_from(const char *path, const char *sysfs_dev)
+{
+	unsigned int maj, min;
+	char buf[32];
+
+	if (read_line(sysfs_dev, buf, sizeof(buf)) ||
+	    sscanf(buf, "%u:%u", &maj, &min) != 2)
+		return -ENOENT;
+	if (mknod(path, S_IFCHR | 0600, makedev(maj, min)) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Find the edu device and bind it to vfio-pci; its IOMMU group number. */
+static int edu_bind(char *addr, size_t size)
+{
+	char path[300], buf[32], group[PATH_MAX];
+	struct dirent *d;
+	int found = 0;
+	DIR *dir = opendir(PCI_DEVICES);
+
+	while (dir && !found && (d = readdir(dir))) {
+		snprintf(path, sizeof(path), PCI_DEVICES "/%s/vendor", d->d_name);
+		if (read_line(path, buf, sizeof(buf)) || strcmp(buf, EDU_VENDOR))
+			continue;
+		snprintf(path, sizeof(path), PCI_DEVICES "/%s/device", d->d_name);
+		if (!read_line(path, buf, sizeof(buf)) && !strcmp(buf, EDU_DEVICE)) {
+			snprintf(addr, size, "%s", d->d_name);
+			found = 1;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	if (!found)
+		return -ENODEV;
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver_override", addr);
+	if (write_str(path, "vfio-pci\n"))
+		return -errno;
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver/unbind", addr);
+	write_str(path, addr);
+	if (write_str("/sys/bus/pci/drivers_probe", addr))
+		return -errno;
+	snprintf(path, sizeof(path), PCI_DEVICES "/%s/iommu_group", addr);
+	if (readlink(path, group, sizeof(group) - 1) < 0)
+		return -errno;
+	group[sizeof(group) - 1] = '\0';
+	return atoi(strrchr(group, '/') + 1);
+}
+
+static int region_offset(int device, unsigned int index, unsigned long *off)
+{
+	struct vfio_region_info info = { .argsz = sizeof(info), .index = index };
+
+	if (ioctl(device, VFIO_DEVICE_GET_REGION_INFO, &info))
+		return -errno;
+	*off = info.offset;
+	return 0;
+}
+
+/* Container, group and device, with the type1 IOMMU and bus mastering. */
+static int vfio_open(void)
+{
+	struct vfio_group_status status = { .argsz = sizeof(status) };
+	char path[64], sysfs[96];
+	unsigned short cmd;
+	int nr;
+
+	if (vfio.device >= 0)
+		return 0;
+	nr = edu_bind(vfio.addr, sizeof(vfio.addr));
+	if (nr < 0)
+		return nr;
+	mkdir("/dev/vfio", 0755);
+	snprintf(path, sizeof(path), "/dev/vfio/%d", nr);
+	snprintf(sysfs, sizeof(sysfs), "/sys/class/vfio/%d/dev", nr);
+	if (mknod_from("/dev/vfio/vfio", "/sys/class/misc/vfio/dev") ||
+	    mknod_from(path, sysfs))
+		return -ENOENT;
+	vfio.container = open("/dev/vfio/vfio", O_RDWR);
+	vfio.group = open(path, O_RDWR);
+	if (vfio.container < 0 || vfio.group < 0)
+		return -errno;
+	if (ioctl(vfio.group, VFIO_GROUP_GET_STATUS, &status))
+		return -errno;
+	if (!(status.flags & VFIO_GROUP_FLAGS_VIABLE))
+		return -EBUSY;
+	if (ioctl(vfio.group, VFIO_GROUP_SET_CONTAINER, &vfio.container) ||
+	    ioctl(vfio.container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
+		return -errno;
+	vfio.device = ioctl(vfio.group, VFIO_GROUP_GET_DEVICE_FD, vfio.addr);
+	if (vfio.device < 0 ||
+	    region_offset(vfio.device, VFIO_PCI_BAR0_REGION_INDEX, &vfio.bar0) ||
+	    region_offset(vfio.device, VFIO_PCI_CONFIG_REGION_INDEX, &vfio.config))
+		return -errno;
+	if (pread(vfio.device, &cmd, 2, vfio.config + 4) != 2)
+		return -EIO;
+	cmd |= 0x4;	/* PCI_COMMAND_MASTER */
+	if (pwrite(vfio.device, &cmd, 2, vfio.config + 4) != 2)
+		return -EIO;
+	return 0;
+}
+
+/* VFIO_IOMMU_MAP_DMA: 0 or an errno. */
+static int dma_map(void *vaddr, unsigned long iova, unsigned long size)
+{
+	struct vfio_iommu_type1_dma_map map = {
+		.argsz	= sizeof(map),
+		.flags	= VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
+		.vaddr	= (unsigned long)vaddr,
+		.iova	= iova,
+		.size	= size,
+	};
+
+	return ioctl(vfio.container, VFIO_IOMMU_MAP_DMA, &map) ? errno : 0;
+}
+
+/* VFIO_IOMMU_UNMAP_DMA: the bytes unmapped, or -errno. */
+static long long dma_unmap(unsigned long iova, unsigned long size)
+{
+	struct vfio_iommu_type1_dma_unmap unmap = {
+		.argsz	= sizeof(unmap),
+		.iova	= iova,
+		.size	= size,
+	};
+
+	if (ioctl(vfio.container, VFIO_IOMMU_UNMAP_DMA, &unmap))
+		return -errno;
+	return unmap.size;
+}
+
+static int edu_write(unsigned long reg, unsigned long long val)
+{
+	return pwrite(vfio.device, &val, 8, vfio.bar0 + reg) == 8 ? 0 : -EIO;
+}
+
+/* One DMA between @iova and the device's buffer; 0 when done. */
+static int edu_dma(unsigned long iova, int to_ram)
+{
+	unsigned long long cmd = EDU_DMA_START | (to_ram ? EDU_DMA_TO_RAM : 0);
+	int i;
+
+	if (edu_write(to_ram ? EDU_DMA_SRC : EDU_DMA_DST, EDU_BUFFER) ||
+	    edu_write(to_ram ? EDU_DMA_DST : EDU_DMA_SRC, iova) ||
+	    edu_write(EDU_DMA_COUNT, EDU_COPY) || edu_write(EDU_DMA_CMD, cmd))
+		return -EIO;
+	/* The device runs it from a timer, 100 ms of virtual time later. */
+	for (i = 0; i < 500; i++) {
+		if (pread(vfio.device, &cmd, 8, vfio.bar0 + EDU_DMA_CMD) != 8)
+			return -EIO;
+		if (!(cmd & EDU_DMA_START))
+			return 0;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * Fresh anonymous memory, each page tagged with its index in its first
+ * word (which faults it in): the device can tell the pages apart.
+ */
+static unsigned char *tagged_buffer(unsigned long size)
+{
+	unsigned char *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned long i;
+
+	if (buf == MAP_FAILED)
+		return NULL;
+	for (i = 0; i < size / PAGE; i++)
+		*(unsigned long *)(buf + i * PAGE) = i + 1;
+	return buf;
+}
+
+static long long vmlck_kb(void)
+{
+	return read_key("/proc/self/status", "VmLck", ':');
+}
+
+/*
+ * Pages pinned with FOLL_PIN and not released yet, in the whole guest,
+ * with every CPU's share of the counters folded in first.
+ */
+static long long pinned_pages(void)
+{
+	write_str("/proc/sys/vm/stat_refresh", "1\n");
+	return read_key("/proc/vmstat", "nr_foll_pin_acquired", ' ') -
+	       read_key("/proc/vmstat", "nr_foll_pin_released", ' ');
+}
+
+/*
+ * Have the device copy, through the IOMMU, the start of @probes pages
+ * spread over the mapping of @buf at IOVA_BASE to its last page: each
+ * copy must be what we wrote there.  The number of copies that were right.
+ */
+static int dma_probes(unsigned char *buf, unsigned long size, int probes)
+{
+	unsigned long last = size / PAGE - 1, page;
+	unsigned char *scratch = buf + last * PAGE;
+	int k, good = 0;
+
+	for (k = 0; k < probes; k++) {
+		page = (k * last) / probes + 7 * k;
+		memset(scratch, 0xee, PAGE);
+		if (edu_dma(IOVA_BASE + page * PAGE, 0) ||
+		    edu_dma(IOVA_BASE + last * PAGE, 1))
+			break;
+		good += !memcmp(scratch, buf + page * PAGE, EDU_COPY);
+	}
+	*(unsigned long *)scratch = last + 1;
+	return good;
+}
+
+/* What one VFIO_IOMMU_MAP_DMA of a range and its unmap did. */
+struct map_result {
+	int		err;		/* errno of the map, 0 on success */
+	int		threads;	/* the job's threads, -1 if no job */
+	long long	locked_kb;	/* VmLck after the map, less before */
+	long long	pinned;		/* pinned pages after the map, less before */
+	long long	unmapped;	/* what the unmap returned */
+	long long	locked_left;	/* the same after the unmap */
+	long long	pinned_left;
+	long long	wall_ns, unmap_ns;
+};
+
+/*
+ * Map @size bytes of @buf at IOVA_BASE with ktask.max_threads at @threads
+ * (unless negative), run @probes device copies if it succeeded, and
+ * unmap it.
+ */
+static int map_run(unsigned char *buf, unsigned long size, int threads,
+		   int probes, int *good, struct map_result *r)
+{
+	long long vm0 = vmlck_kb(), pins0 = pinned_pages(), t0;
+
+	memset(r, 0, sizeof(*r));
+	if (threads >= 0 && ktask_threads_set(threads))
+		return -errno;
+	trace_start();
+	t0 = now_ns();
+	r->err = dma_map(buf, IOVA_BASE, size);
+	r->wall_ns = now_ns() - t0;
+	r->threads = trace_threads("vfio_pin_map_chunk");
+	r->locked_kb = vmlck_kb() - vm0;
+	r->pinned = pinned_pages() - pins0;
+	if (good)
+		*good = r->err ? 0 : dma_probes(buf, size, probes);
+	t0 = now_ns();
+	r->unmapped = dma_unmap(IOVA_BASE, size);
+	r->unmap_ns = now_ns() - t0;
+	r->locked_left = vmlck_kb() - vm0;
+	r->pinned_left = pinned_pages() - pins0;
+	return 0;
+}
+
+static void print_map(const char *name, const char *label,
+		      const struct map_result *r)
+{
+	printf("ktask-test: info %s %s errno=%d threads=%d locked_kb=%lld pinned=%lld unmapped=%lld locked_left=%lld pinned_left=%lld wall_ns=%lld\n",
+	       name, label, r->err, r->threads, r->locked_kb, r->pinned,
+	       r->unmapped, r->locked_left, r->pinned_left, r->wall_ns);
+}
+
+#define MAP_SIZE	(3 * SZ_1G)
+#define PROBES		8
+
+/*
+ * A map of MAP_SIZE serially, then with every vCPU: the device reads our
+ * pages where we put them, locked_vm and the pinned pages grow by the
+ * range, and the unmap takes them all back.
+ */
+static void test_map(int vcpus)
+{
+	unsigned char *buf = tagged_buffer(MAP_SIZE);
+	int runs[2] = { 1, vcpus }, i, good, ok;
+	struct map_result r;
+	char label[16];
+
+	if (!buf) {
+		report(0, "vfio_map", "mmap: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(label, sizeof(label), "threads=%d", runs[i]);
+		if (map_run(buf, MAP_SIZE, runs[i], PROBES, &good, &r)) {
+			report(0, "vfio_map", "%s: %s", label, strerror(errno));
+			break;
+		}
+		print_map("vfio_map", label, &r);
+		ok = !r.err && r.locked_kb == (long long)(MAP_SIZE >> 10) &&
+		     r.pinned == (long long)(MAP_SIZE / PAGE) &&
+		     r.unmapped == (long long)MAP_SIZE && !r.locked_left &&
+		     !r.pinned_left && good == PROBES &&
+		     (runs[i] == 1 ? r.threads == 1 : r.threads > 1);
+		report(ok, "vfio_map", "%s: used %d threads, %d of %d device reads right, VmLck +%lld kB then %+lld",
+		       label, r.threads, good, PROBES, r.locked_kb, r.locked_left);
+	}
+	munmap(buf, MAP_SIZE);
+}
+
+/* Drop CAP_IPC_LOCK, which lets VFIO pin past RLIMIT_MEMLOCK. */
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[0].effective &= ~(1U << CAP_IPC_LOCK);
+	data[0].permitted &= ~(1U << CAP_IPC_LOCK);
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
+/*
+ * In a child without CAP_IPC_LOCK, RLIMIT_MEMLOCK at a little over half
+ * of MAP_SIZE (not on a chunk boundary): the map fails with ENOMEM
+ * serially and with helpers, and leaves nothing locked, pinned or
+ * mapped.  Under a limit above MAP_SIZE it succeeds.
+ */
+static void memlock_child(int vcpus)
+{
+	struct rlimit lim = { MAP_SIZE / 2 + (3 << 20), MAP_SIZE / 2 + (3 << 20) };
+	unsigned char *buf = tagged_buffer(MAP_SIZE);
+	int runs[2] = { 1, vcpus }, i;
+	struct map_result r;
+	char label[16];
+
+	if (!buf || drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &lim)) {
+		report(0, "vfio_memlock", "setup: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(label, sizeof(label), "threads=%d", runs[i]);
+		if (map_run(buf, MAP_SIZE, runs[i], 0, NULL, &r))
+			break;
+		print_map("vfio_memlock", label, &r);
+		report(r.err == ENOMEM && !r.locked_kb && !r.pinned &&
+		       r.unmapped == 0, "vfio_memlock",
+		       "%s: errno %d (want ENOMEM), VmLck %+lld kB, pinned %+lld, unmapped %lld",
+		       label, r.err, r.locked_kb, r.pinned, r.unmapped);
+	}
+	lim.rlim_cur = lim.rlim_max = MAP_SIZE + (1 << 20);
+	if (!setrlimit(RLIMIT_MEMLOCK, &lim) &&
+	    !map_run(buf, MAP_SIZE, vcpus, 0, NULL, &r))
+		report(!r.err && r.unmapped == (long long)MAP_SIZE,
+		       "vfio_memlock", "under a limit above the range: errno %d",
+		       r.err);
+}
+
+/*
+ * A map over an IOVA range that is mapped already fails with EEXIST and
+ * charges nothing; the first mapping is whole.
+ */
+static void test_exist(int vcpus)
+{
+	unsigned char *buf = tagged_buffer(2 * SZ_1G);
+	long long vm0, pins0, vm1, pins1, unmapped;
+	int err1, err2;
+
+	if (!buf) {
+		report(0, "vfio_eexist", "mmap: %s", strerror(errno));
+		return;
+	}
+	ktask_threads_set(vcpus);
+	vm0 = vmlck_kb();
+	pins0 = pinned_pages();
+	err1 = dma_map(buf, IOVA_BASE, SZ_1G);
+	vm1 = vmlck_kb();
+	pins1 = pinned_pages();
+	err2 = dma_map(buf + SZ_1G, IOVA_BASE + SZ_1G / 2, SZ_1G);
+	report(!err1 && err2 == EEXIST && vmlck_kb() == vm1 &&
+	       pinned_pages() == pins1, "vfio_eexist",
+	       "first map errno %d, overlapping map errno %d (want EEXIST), VmLck %+lld kB, pinned %+lld",
+	       err1, err2, vmlck_kb() - vm1, pinned_pages() - pins1);
+	unmapped = dma_unmap(IOVA_BASE, SZ_1G);
+	report(unmapped == (long long)SZ_1G && vmlck_kb() == vm0 &&
+	       pinned_pages() == pins0, "vfio_eexist_unmap",
+	       "unmapped %lld of %lu, VmLck %+lld kB, pinned %+lld",
+	       unmapped, SZ_1G, vmlck_kb() - vm0, pinned_pages() - pins0);
+	munmap(buf, 2 * SZ_1G);
+}
+
+#define CYCLES		4
+#define FREE_SLACK_KB	(8 << 10)	/* far below one chunk, 128 MiB */
+
+/*
+ * Free memory in kB, counted exactly: the free pages of every zone with
+ * each CPU's share of the counters folded in, plus the pages on the
+ * per-CPU free lists, which MemAvailable leaves out (after unmapping
+ * 1 GiB they hold tens of MiB, more or less from one cycle to the next).
+ */
+static long long free_kb(void)
+{
+	long long pages = 0;
+	char line[256], *at;
+	FILE *f;
+
+	write_str("/proc/sys/vm/stat_refresh", "1\n");
+	f = fopen("/proc/zoneinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if ((at = strstr(line, "nr_free_pages ")))
+			pages += atoll(at + 14);
+		else if ((at = strstr(line, "count: ")))
+			pages += atoll(at + 7);
+	}
+	fclose(f);
+	return pages * (PAGE >> 10);
+}
+
+/* mmap, map, unmap and munmap 1 GiB; whether the map and unmap worked. */
+static int map_cycle(int threads)
+{
+	unsigned char *buf = mmap(NULL, SZ_1G, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct map_result r;
+	int ok;
+
+	if (buf == MAP_FAILED)
+		return 0;
+	ok = !map_run(buf, SZ_1G, threads, 0, NULL, &r) && !r.err &&
+	     r.unmapped == (long long)SZ_1G;
+	munmap(buf, SZ_1G);
+	return ok;
+}
+
+/*
+ * Cycles of mmap, map with helpers, unmap and munmap leave the pinned
+ * pages and the free memory where they were.  A first cycle, not
+ * counted, lets the kernel set up what it keeps.
+ */
+static void test_cycles(int vcpus)
+{
+	long long pins0, free0, avail0, freed, avail;
+	int i, good = 0;
+
+	map_cycle(vcpus);
+	pins0 = pinned_pages();
+	free0 = free_kb();
+	avail0 = read_key("/proc/meminfo", "MemAvailable", ':');
+	for (i = 0; i < CYCLES; i++)
+		good += map_cycle(vcpus);
+	freed = free_kb() - free0;
+	avail = read_key("/proc/meminfo", "MemAvailable", ':') - avail0;
+	report(good == CYCLES && pinned_pages() == pins0 &&
+	       freed > -FREE_SLACK_KB, "vfio_cycles",
+	       "%d cycles of 1 GiB, %d worked, pinned %+lld, free memory %+lld kB (MemAvailable %+lld kB)",
+	       CYCLES, good, pinned_pages() - pins0, freed, avail);
+}
+
+/*
+ * SIGKILL a child that maps and unmaps 2 GiB in a loop: whether the
+ * signal lands in a map (which then fails and undoes itself) or not,
+ * once the child's mappings are unmapped nothing stays pinned.
+ */
+static void test_kill(int vcpus)
+{
+	long long pins0 = pinned_pages(), unmapped;
+	struct vfio_iommu_type1_dma_unmap all = {
+		.argsz	= sizeof(all),
+		.flags	= VFIO_DMA_UNMAP_FLAG_ALL,
+	};
+	int pipefd[2];
+	char c;
+	pid_t pid;
+
+	ktask_threads_set(vcpus);
+	if (pipe(pipefd)) {
+		report(0, "vfio_kill", "pipe: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (!pid) {
+		unsigned char *buf = mmap(NULL, 2 * SZ_1G, PROT_READ | PROT_WRITE,
+					  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (write(pipefd[1], "x", 1) != 1 || buf == MAP_FAILED)
+			_exit(1);
+		for (;;) {
+			dma_map(buf, IOVA_BASE, 2 * SZ_1G);
+			dma_unmap(IOVA_BASE, 2 * SZ_1G);
+		}
+	}
+	if (pid < 0 || read(pipefd[0], &c, 1) != 1) {
+		report(0, "vfio_kill", "fork: %s", strerror(errno));
+		return;
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+	usleep(700000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unmapped = ioctl(vfio.container, VFIO_IOMMU_UNMAP_DMA, &all) ? -errno :
+		   (long long)all.size;
+	report(unmapped >= 0 && pinned_pages() == pins0, "vfio_kill",
+	       "after SIGKILL: %lld bytes left mapped (unmapped now), pinned %+lld",
+	       unmapped, pinned_pages() - pins0);
+}
+
+void run_vfio_tests(int vcpus)
+{
+	int ret = vfio_open();
+	pid_t pid;
+
+	if (ret) {
+		report(0, "vfio_setup", "edu device through vfio-pci: %s",
+		       strerror(-ret));
+		return;
+	}
+	report(1, "vfio_setup", "edu device %s through vfio-pci", vfio.addr);
+	test_map(vcpus);
+	pid = fork();
+	if (!pid) {
+		memlock_child(vcpus);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	test_exist(vcpus);
+	test_cycles(vcpus);
+	test_kill(vcpus);
+	ktask_threads_set(0);
+}
+
+#define BENCH_FRESH	SZ_1G
+#define BENCH_WARM	(2 * SZ_1G)
+
+/*
+ * One map of @size bytes of @buf at ktask.max_threads @threads
+ * (unpatched: the serial kernel), and its unmap, as benchmark @name.
+ */
+static void bench_map(const char *name, unsigned char *buf,
+		      unsigned long size, int threads, int patched)
+{
+	struct map_result r;
+
+	if (!buf || map_run(buf, size, patched ? threads : -1, 0, NULL, &r) ||
+	    r.err || r.unmapped != (long long)size) {
+		printf("ktask-mm: error bench=%s threads=%d errno=%d\n", name,
+		       threads, buf ? r.err : errno);
+		return;
+	}
+	printf("ktask-mm: bench=%s threads=%d used=%d bytes=%lu wall_ns=%lld unmap_ns=%lld\n",
+	       name, threads, patched ? r.threads : 1, size, r.wall_ns,
+	       r.unmap_ns);
+}
+
+/*
+ * VFIO_IOMMU_MAP_DMA of fresh anonymous memory, which the pinning faults
+ * in and zeroes (a VM's RAM that its VMM has not touched), and of memory
+ * populated once per boot, which it only pins and maps.
+ */
+void bench_vfio_map(int threads, int patched)
+{
+	static unsigned char *warm;
+	unsigned char *fresh;
+
+	if (vfio_open()) {
+		printf("ktask-mm: error bench=vfio_map threads=%d no VFIO device\n",
+		       threads);
+		return;
+	}
+	fresh = mmap(NULL, BENCH_FRESH, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bench_map("vfio_map", fresh == MAP_FAILED ? NULL : fresh, BENCH_FRESH,
+		  threads, patched);
+	if (fresh != MAP_FAILED)
+		munmap(fresh, BENCH_FRESH);
+	if (!warm)
+		warm = tagged_buffer(BENCH_WARM);
+	bench_map("vfio_map_warm", warm, BENCH_WARM, threads, patched);
+}
