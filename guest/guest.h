@@ -42,6 +42,8 @@ void run_mm_tests(int vcpus, int nodes);
 void print_meminfo(void);
 void print_boot_log(void);
 void run_mm_bench(const int *threads, int nthreads, int repeat);
+const char *huge_mount(unsigned long size);
+long long huge_free(unsigned long size);
 void run_vfio_tests(int vcpus);
 void bench_vfio_map(int threads, int patched);
 

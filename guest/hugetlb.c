@@ -65,6 +65,15 @@ static void pool_read(unsigned long size, struct pool *p)
 	p->surp = read_num(dir, "surplus_hugepages");
 }
 
+/* Free pages in the pool of @size pages. */
+long long huge_free(unsigned long size)
+{
+	struct pool p;
+
+	pool_read(size, &p);
+	return p.free;
+}
+
 static int pool_equal(const struct pool *a, const struct pool *b)
 {
 	return a->total == b->total && a->free == b->free &&
@@ -72,7 +81,7 @@ static int pool_equal(const struct pool *a, const struct pool *b)
 }
 
 /* Mount hugetlbfs with @size pages on /mnt/huge-@size; the mount point. */
-static const char *huge_mount(unsigned long size)
+const char *huge_mount(unsigned long size)
 {
 	static char dirs[2][32];
 	char *dir = dirs[size == SZ_1G];

@@ -228,19 +228,26 @@ static int edu_dma(unsigned long iova, int to_ram)
 }
 
 /*
- * Fresh anonymous memory, each page tagged with its index in its first
- * word (which faults it in): the device can tell the pages apart.
+ * Tag each page of @buf with its index in its first word (which faults
+ * it in): the device can tell the pages apart.
  */
+static void tag_pages(unsigned char *buf, unsigned long size)
+{
+	unsigned long i;
+
+	for (i = 0; i < size / PAGE; i++)
+		*(unsigned long *)(buf + i * PAGE) = i + 1;
+}
+
+/* Fresh anonymous memory, tagged. */
 static unsigned char *tagged_buffer(unsigned long size)
 {
 	unsigned char *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	unsigned long i;
 
 	if (buf == MAP_FAILED)
 		return NULL;
-	for (i = 0; i < size / PAGE; i++)
-		*(unsigned long *)(buf + i * PAGE) = i + 1;
+	tag_pages(buf, size);
 	return buf;
 }
 
@@ -337,37 +344,68 @@ static void print_map(const char *name, const char *label,
 #define PROBES		8
 
 /*
- * A map of MAP_SIZE serially, then with every vCPU: the device reads our
- * pages where we put them, locked_vm and the pinned pages grow by the
- * range, and the unmap takes them all back.
+ * A map of @size bytes of @buf serially, then with every vCPU: the device
+ * reads our pages where we put them, locked_vm and the pinned pages grow
+ * by the range, and the unmap takes them all back.
  */
-static void test_map(int vcpus)
+static void test_map(const char *name, unsigned char *buf, unsigned long size,
+		     int vcpus)
 {
-	unsigned char *buf = tagged_buffer(MAP_SIZE);
 	int runs[2] = { 1, vcpus }, i, good, ok;
 	struct map_result r;
 	char label[16];
 
-	if (!buf) {
-		report(0, "vfio_map", "mmap: %s", strerror(errno));
-		return;
-	}
 	for (i = 0; i < 2; i++) {
 		snprintf(label, sizeof(label), "threads=%d", runs[i]);
-		if (map_run(buf, MAP_SIZE, runs[i], PROBES, &good, &r)) {
-			report(0, "vfio_map", "%s: %s", label, strerror(errno));
+		if (map_run(buf, size, runs[i], PROBES, &good, &r)) {
+			report(0, name, "%s: %s", label, strerror(errno));
 			break;
 		}
-		print_map("vfio_map", label, &r);
-		ok = !r.err && r.locked_kb == (long long)(MAP_SIZE >> 10) &&
-		     r.pinned == (long long)(MAP_SIZE / PAGE) &&
-		     r.unmapped == (long long)MAP_SIZE && !r.locked_left &&
+		print_map(name, label, &r);
+		ok = !r.err && r.locked_kb == (long long)(size >> 10) &&
+		     r.pinned == (long long)(size / PAGE) &&
+		     r.unmapped == (long long)size && !r.locked_left &&
 		     !r.pinned_left && good == PROBES &&
 		     (runs[i] == 1 ? r.threads == 1 : r.threads > 1);
-		report(ok, "vfio_map", "%s: used %d threads, %d of %d device reads right, VmLck +%lld kB then %+lld",
-		       label, r.threads, good, PROBES, r.locked_kb, r.locked_left);
+		report(ok, name, "%s: %lu MiB, used %d threads, %d of %d device reads right, VmLck +%lld kB then %+lld",
+		       label, size >> 20, r.threads, good, PROBES, r.locked_kb,
+		       r.locked_left);
 	}
-	munmap(buf, MAP_SIZE);
+}
+
+/*
+ * MAP_SIZE of anonymous memory, and the free 1 GiB pages of the pool
+ * through hugetlbfs: runs of 1 GiB that chunk boundaries split.
+ */
+static void test_maps(int vcpus)
+{
+	unsigned long huge = huge_free(SZ_1G) * SZ_1G;
+	unsigned char *buf = tagged_buffer(MAP_SIZE);
+	const char *dir = huge_mount(SZ_1G);
+	char path[64];
+	int fd;
+
+	if (!buf) {
+		report(0, "vfio_map", "mmap: %s", strerror(errno));
+	} else {
+		test_map("vfio_map", buf, MAP_SIZE, vcpus);
+		munmap(buf, MAP_SIZE);
+	}
+	if (huge < SZ_1G || !dir)
+		return;
+	snprintf(path, sizeof(path), "%s/vfio", dir);
+	fd = open(path, O_CREAT | O_RDWR, 0600);
+	buf = mmap(NULL, huge, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd < 0 || buf == MAP_FAILED) {
+		report(0, "vfio_map_hugetlb", "%s: %s", path, strerror(errno));
+	} else {
+		tag_pages(buf, huge);
+		test_map("vfio_map_hugetlb", buf, huge, vcpus);
+		munmap(buf, huge);
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
 }
 
 /* Drop CAP_IPC_LOCK, which lets VFIO pin past RLIMIT_MEMLOCK. */
@@ -383,16 +421,18 @@ static int drop_ipc_lock(void)
 	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
+#define LIMIT_MAP	SZ_1G
+
 /*
  * In a child without CAP_IPC_LOCK, RLIMIT_MEMLOCK at a little over half
- * of MAP_SIZE (not on a chunk boundary): the map fails with ENOMEM
+ * of LIMIT_MAP (not on a chunk boundary): the map fails with ENOMEM
  * serially and with helpers, and leaves nothing locked, pinned or
- * mapped.  Under a limit above MAP_SIZE it succeeds.
+ * mapped.  Under a limit above LIMIT_MAP it succeeds.
  */
 static void memlock_child(int vcpus)
 {
-	struct rlimit lim = { MAP_SIZE / 2 + (3 << 20), MAP_SIZE / 2 + (3 << 20) };
-	unsigned char *buf = tagged_buffer(MAP_SIZE);
+	struct rlimit lim = { LIMIT_MAP / 2 + (3 << 20), LIMIT_MAP / 2 + (3 << 20) };
+	unsigned char *buf = tagged_buffer(LIMIT_MAP);
 	int runs[2] = { 1, vcpus }, i;
 	struct map_result r;
 	char label[16];
@@ -403,7 +443,7 @@ static void memlock_child(int vcpus)
 	}
 	for (i = 0; i < 2; i++) {
 		snprintf(label, sizeof(label), "threads=%d", runs[i]);
-		if (map_run(buf, MAP_SIZE, runs[i], 0, NULL, &r))
+		if (map_run(buf, LIMIT_MAP, runs[i], 0, NULL, &r))
 			break;
 		print_map("vfio_memlock", label, &r);
 		report(r.err == ENOMEM && !r.locked_kb && !r.pinned &&
@@ -411,13 +451,15 @@ static void memlock_child(int vcpus)
 		       "%s: errno %d (want ENOMEM), VmLck %+lld kB, pinned %+lld, unmapped %lld",
 		       label, r.err, r.locked_kb, r.pinned, r.unmapped);
 	}
-	lim.rlim_cur = lim.rlim_max = MAP_SIZE + (1 << 20);
+	lim.rlim_cur = lim.rlim_max = LIMIT_MAP + (1 << 20);
 	if (!setrlimit(RLIMIT_MEMLOCK, &lim) &&
-	    !map_run(buf, MAP_SIZE, vcpus, 0, NULL, &r))
-		report(!r.err && r.unmapped == (long long)MAP_SIZE,
+	    !map_run(buf, LIMIT_MAP, vcpus, 0, NULL, &r))
+		report(!r.err && r.unmapped == (long long)LIMIT_MAP,
 		       "vfio_memlock", "under a limit above the range: errno %d",
 		       r.err);
 }
+
+#define EXIST_MAP	(256UL << 20)
 
 /*
  * A map over an IOVA range that is mapped already fails with EEXIST and
@@ -425,7 +467,7 @@ static void memlock_child(int vcpus)
  */
 static void test_exist(int vcpus)
 {
-	unsigned char *buf = tagged_buffer(2 * SZ_1G);
+	unsigned char *buf = tagged_buffer(2 * EXIST_MAP);
 	long long vm0, pins0, vm1, pins1, unmapped;
 	int err1, err2;
 
@@ -436,23 +478,24 @@ static void test_exist(int vcpus)
 	ktask_threads_set(vcpus);
 	vm0 = vmlck_kb();
 	pins0 = pinned_pages();
-	err1 = dma_map(buf, IOVA_BASE, SZ_1G);
+	err1 = dma_map(buf, IOVA_BASE, EXIST_MAP);
 	vm1 = vmlck_kb();
 	pins1 = pinned_pages();
-	err2 = dma_map(buf + SZ_1G, IOVA_BASE + SZ_1G / 2, SZ_1G);
+	err2 = dma_map(buf + EXIST_MAP, IOVA_BASE + EXIST_MAP / 2, EXIST_MAP);
 	report(!err1 && err2 == EEXIST && vmlck_kb() == vm1 &&
 	       pinned_pages() == pins1, "vfio_eexist",
 	       "first map errno %d, overlapping map errno %d (want EEXIST), VmLck %+lld kB, pinned %+lld",
 	       err1, err2, vmlck_kb() - vm1, pinned_pages() - pins1);
-	unmapped = dma_unmap(IOVA_BASE, SZ_1G);
-	report(unmapped == (long long)SZ_1G && vmlck_kb() == vm0 &&
+	unmapped = dma_unmap(IOVA_BASE, EXIST_MAP);
+	report(unmapped == (long long)EXIST_MAP && vmlck_kb() == vm0 &&
 	       pinned_pages() == pins0, "vfio_eexist_unmap",
 	       "unmapped %lld of %lu, VmLck %+lld kB, pinned %+lld",
-	       unmapped, SZ_1G, vmlck_kb() - vm0, pinned_pages() - pins0);
-	munmap(buf, 2 * SZ_1G);
+	       unmapped, EXIST_MAP, vmlck_kb() - vm0, pinned_pages() - pins0);
+	munmap(buf, 2 * EXIST_MAP);
 }
 
 #define CYCLES		4
+#define CYCLE_MAP	(512UL << 20)
 #define FREE_SLACK_KB	(8 << 10)	/* far below one chunk, 128 MiB */
 
 /*
@@ -481,19 +524,19 @@ static long long free_kb(void)
 	return pages * (PAGE >> 10);
 }
 
-/* mmap, map, unmap and munmap 1 GiB; whether the map and unmap worked. */
+/* mmap, map, unmap and munmap CYCLE_MAP; whether the map and unmap worked. */
 static int map_cycle(int threads)
 {
-	unsigned char *buf = mmap(NULL, SZ_1G, PROT_READ | PROT_WRITE,
+	unsigned char *buf = mmap(NULL, CYCLE_MAP, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct map_result r;
 	int ok;
 
 	if (buf == MAP_FAILED)
 		return 0;
-	ok = !map_run(buf, SZ_1G, threads, 0, NULL, &r) && !r.err &&
-	     r.unmapped == (long long)SZ_1G;
-	munmap(buf, SZ_1G);
+	ok = !map_run(buf, CYCLE_MAP, threads, 0, NULL, &r) && !r.err &&
+	     r.unmapped == (long long)CYCLE_MAP;
+	munmap(buf, CYCLE_MAP);
 	return ok;
 }
 
@@ -517,8 +560,8 @@ static void test_cycles(int vcpus)
 	avail = read_key("/proc/meminfo", "MemAvailable", ':') - avail0;
 	report(good == CYCLES && pinned_pages() == pins0 &&
 	       freed > -FREE_SLACK_KB, "vfio_cycles",
-	       "%d cycles of 1 GiB, %d worked, pinned %+lld, free memory %+lld kB (MemAvailable %+lld kB)",
-	       CYCLES, good, pinned_pages() - pins0, freed, avail);
+	       "%d cycles of %lu MiB, %d worked, pinned %+lld, free memory %+lld kB (MemAvailable %+lld kB)",
+	       CYCLES, CYCLE_MAP >> 20, good, pinned_pages() - pins0, freed, avail);
 }
 
 /*
@@ -581,7 +624,7 @@ void run_vfio_tests(int vcpus)
 		return;
 	}
 	report(1, "vfio_setup", "edu device %s through vfio-pci", vfio.addr);
-	test_map(vcpus);
+	test_maps(vcpus);
 	pid = fork();
 	if (!pid) {
 		memlock_child(vcpus);
