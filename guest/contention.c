@@ -85,6 +85,28 @@ static void hogs_stop(struct hogs *h)
 	h->nr = 0;
 }
 
+/* Hogs on every vCPU while the mm benchmark runs a "busy" case. */
+static struct hogs busy;
+
+int busy_start(int vcpus)
+{
+	if (!busy.counters) {
+		busy.counters = mmap(NULL, MAX_HOGS * sizeof(*busy.counters),
+				     PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (busy.counters == MAP_FAILED) {
+			busy.counters = NULL;
+			return -errno;
+		}
+	}
+	return hogs_start(&busy, vcpus, vcpus);
+}
+
+void busy_stop(void)
+{
+	hogs_stop(&busy);
+}
+
 static unsigned long long hogs_count(struct hogs *h)
 {
 	unsigned long long sum = 0;

@@ -37,14 +37,18 @@ void report(int ok, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 void run_contention(int vcpus, int repeat);
+int busy_start(int vcpus);
+void busy_stop(void);
 void run_selftest(int vcpus);
 void run_mm_tests(int vcpus, int nodes);
 void print_meminfo(void);
 void print_boot_log(void);
-void run_mm_bench(const int *threads, int nthreads, int repeat);
+void run_mm_bench(const int *threads, int nthreads, int repeat,
+		  int vcpus);
 const char *huge_mount(unsigned long size);
 long long huge_free(unsigned long size);
 void run_vfio_tests(int vcpus);
 void bench_vfio_map(int threads, int patched);
+void bench_vfio_map_busy(int threads, int patched, int vcpus);
 
 #endif

@@ -560,7 +560,7 @@ static void bench_touch(int threads, int patched)
  * The mm benchmark at each thread count (1 only without ktask), repeats
  * outermost.  fallocate() takes the 2 MiB pool but 16 pages.
  */
-void run_mm_bench(const int *threads, int nthreads, int repeat)
+void run_mm_bench(const int *threads, int nthreads, int repeat, int vcpus)
 {
 	int patched = !access(KNOB_THREADS, W_OK);
 	struct pool p;
@@ -580,6 +580,7 @@ void run_mm_bench(const int *threads, int nthreads, int repeat)
 				bench_falloc(threads[i], p.free - 16, patched);
 			bench_touch(threads[i], patched);
 			bench_vfio_map(threads[i], patched);
+			bench_vfio_map_busy(threads[i], patched, vcpus);
 		}
 	}
 	if (patched)

@@ -310,7 +310,7 @@ int main(void)
 	if (has_mode(modes, "contention"))
 		run_contention(vcpus, repeat);
 	if (has_mode(modes, "mm"))
-		run_mm_bench(threads, nthreads, repeat);
+		run_mm_bench(threads, nthreads, repeat, vcpus);
 	if (has_mode(modes, "test"))
 		run_selftest(vcpus);
 	else if (has_mode(modes, "vfio"))

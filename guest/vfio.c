@@ -18,8 +18,9 @@
  *
  *	ktask-mm: bench=vfio_map threads=2 used=2 bytes=1073741824 wall_ns=...
  *
- * for a map of fresh anonymous memory, which the pinning faults in, and
- * the same (vfio_map_warm) of memory faulted in before, which it pins.
+ * for a map of fresh anonymous memory, which the pinning faults in, the
+ * same (vfio_map_warm) of memory faulted in before, which it pins, and a
+ * smaller fresh map with a CPU hog on every vCPU (vfio_map_busy).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -641,6 +642,7 @@ void run_vfio_tests(int vcpus)
 
 #define BENCH_FRESH	SZ_1G
 #define BENCH_WARM	(2 * SZ_1G)
+#define BENCH_BUSY	(512UL << 20)
 
 /*
  * One map of @size bytes of @buf at ktask.max_threads @threads
@@ -686,4 +688,28 @@ void bench_vfio_map(int threads, int patched)
 	if (!warm)
 		warm = tagged_buffer(BENCH_WARM);
 	bench_map("vfio_map_warm", warm, BENCH_WARM, threads, patched);
+}
+
+/*
+ * The fresh map again, smaller, with a CPU hog on every vCPU: the busy
+ * machine of the contention table, where a job must not take longer with
+ * helpers than alone.
+ */
+void bench_vfio_map_busy(int threads, int patched, int vcpus)
+{
+	unsigned char *fresh;
+
+	if (vfio_open() || busy_start(vcpus)) {
+		printf("ktask-mm: error bench=vfio_map_busy threads=%d\n",
+		       threads);
+		busy_stop();
+		return;
+	}
+	fresh = mmap(NULL, BENCH_BUSY, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	bench_map("vfio_map_busy", fresh == MAP_FAILED ? NULL : fresh,
+		  BENCH_BUSY, threads, patched);
+	busy_stop();
+	if (fresh != MAP_FAILED)
+		munmap(fresh, BENCH_BUSY);
 }
