@@ -641,7 +641,7 @@ void run_vfio_tests(int vcpus)
 }
 
 #define BENCH_FRESH	SZ_1G
-#define BENCH_WARM	(2 * SZ_1G)
+#define BENCH_WARM	(4 * SZ_1G)
 #define BENCH_BUSY	(512UL << 20)
 
 /*
