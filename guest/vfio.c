@@ -5,14 +5,15 @@
  * this program binds to vfio-pci; VFIO_IOMMU_MAP_DMA then pins and maps
  * a range of our memory for the device, as a VMM does for guest RAM.
  *
- * The tests of make test map at 1 thread and at every vCPU and check what
- * the kernel leaves: the device reads through the IOMMU what we wrote
- * (its DMA engine copies a page of the range to another), VmLck (the
- * mm's locked_vm) grows by the range and shrinks back on unmap, a map
- * over RLIMIT_MEMLOCK fails as the serial code fails and leaves nothing
- * charged or pinned, a map over a mapped IOVA fails with EEXIST, and
- * cycles of map and unmap leave the pinned-page counters and
- * MemAvailable as they found them.
+ * The tests of make test map anonymous and hugetlbfs memory at 1 thread
+ * and at every vCPU and check what the kernel leaves: the device reads
+ * through the IOMMU what we wrote (its DMA engine copies part of a page
+ * of the range to another), VmLck (the mm's locked_vm) and the FOLL_PIN
+ * counters grow by the range and shrink back on unmap.  A map over
+ * RLIMIT_MEMLOCK fails as the serial code fails and leaves nothing
+ * charged or pinned, a map over a mapped IOVA fails with EEXIST, cycles
+ * of map and unmap leave the pinned pages and the free memory as they
+ * found them, and so does a SIGKILL in the middle of a map.
  *
  * The benchmark (mode "mm") prints one line per run, for scripts/report.py:
  *
