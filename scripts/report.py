@@ -11,9 +11,10 @@ memset) of the patched and unpatched kernels side by side, and the deferred
 init times ("ktask-klog:") of the deferred init boots.  It reports and
 never judges: the exit status is non-zero only when the first log holds no
 result at all, and then the end of its console is printed so the reason
-(panic, missing debugfs file, timeout) is visible.  The tables also go to build/report/report.md, and
-every measurement, one row each with the machine in '#' lines first, to
-build/report/results.csv.
+(panic, missing debugfs file, timeout) is visible.  The tables also go to
+build/report/report.md, and every measurement, one row each with the
+machine in '#' lines first, to build/report/results.csv; scripts/plot.py
+then draws the speedups from it (build/report/speedup-*.png).
 
 usage: report.py [CONSOLE_LOG [MORE_LOGS...]]   (default build/run/console.log)
 """
@@ -23,6 +24,7 @@ import io
 import os
 import re
 import statistics
+import subprocess
 import sys
 
 PREFIXES = ('ktask-run:', 'ktask-bench:', 'ktask-contention:', 'ktask-mm:',
@@ -433,6 +435,9 @@ def main():
 		return 1
 	md, csv_path = write_outputs(os.path.join(top, 'build/report'), logs, text)
 	print(f'\nwritten: {os.path.relpath(md)}, {os.path.relpath(csv_path)}')
+	# The speedup plots (PNG, next to results.csv) from what was written.
+	subprocess.run([sys.executable, os.path.join(top, 'scripts/plot.py'), csv_path],
+		       check=False)
 	return 0
 
 
