@@ -126,7 +126,7 @@ def gnuplot_script(title, curve, png):
 			     "title 'unpatched 6.12'")
 		data.append(f'{curve.get("unpatched_threads", 1)} {curve["unpatched"]:.3f}')
 	return '\n'.join([
-		"set terminal pngcairo size 640,420 font 'sans,10'",
+		"set terminal pngcairo size 640,420 font 'sans,10' noenhanced",
 		f"set output '{png}'",
 		f"set title '{title}: speedup over ktask serial (median)'",
 		"set xlabel 'threads'", "set ylabel 'speedup'",
