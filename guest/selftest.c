@@ -147,7 +147,8 @@ static void cgroup_child(int vcpus)
 	thr1 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
 	usage_pct = (usage1 - usage0) * 1000.0 * 100 / res.job_cpu_ns;
 	min_wall_ns = 0.8 * res.job_cpu_ns * 100 / QUOTA_PCT;
-	report(res.used == (vcpus < 4 ? vcpus : 4) && usage_pct >= 90 &&
+	report(res.used >= (vcpus < 4 ? vcpus : 4) && res.used <= vcpus &&
+	       usage_pct >= 90 &&
 	       thr1 > thr0 && res.wall_ns >= min_wall_ns, "cgroup_cpu_max",
 	       "used=%d cgroup usage %.0f%% of the job's CPU time %llu ns, throttled %lld times, wall %llu ns (>= %.0f)",
 	       res.used, usage_pct, res.job_cpu_ns, thr1 - thr0,
