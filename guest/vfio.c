@@ -670,22 +670,29 @@ static void bench_map(const char *name, unsigned char *buf,
  * in and zeroes (a VM's RAM that its VMM has not touched), and of memory
  * populated once per boot, which it only pins and maps.
  */
+/* bench_map() of @size bytes of fresh anonymous memory. */
+static void bench_fresh(const char *name, unsigned long size, int threads,
+			int patched)
+{
+	unsigned char *fresh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	bench_map(name, fresh == MAP_FAILED ? NULL : fresh, size, threads,
+		  patched);
+	if (fresh != MAP_FAILED)
+		munmap(fresh, size);
+}
+
 void bench_vfio_map(int threads, int patched)
 {
 	static unsigned char *warm;
-	unsigned char *fresh;
 
 	if (vfio_open()) {
 		printf("ktask-mm: error bench=vfio_map threads=%d no VFIO device\n",
 		       threads);
 		return;
 	}
-	fresh = mmap(NULL, BENCH_FRESH, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	bench_map("vfio_map", fresh == MAP_FAILED ? NULL : fresh, BENCH_FRESH,
-		  threads, patched);
-	if (fresh != MAP_FAILED)
-		munmap(fresh, BENCH_FRESH);
+	bench_fresh("vfio_map", BENCH_FRESH, threads, patched);
 	if (!warm)
 		warm = tagged_buffer(BENCH_WARM);
 	bench_map("vfio_map_warm", warm, BENCH_WARM, threads, patched);
@@ -698,19 +705,12 @@ void bench_vfio_map(int threads, int patched)
  */
 void bench_vfio_map_busy(int threads, int patched, int vcpus)
 {
-	unsigned char *fresh;
-
 	if (vfio_open() || busy_start(vcpus)) {
 		printf("ktask-mm: error bench=vfio_map_busy threads=%d\n",
 		       threads);
 		busy_stop();
 		return;
 	}
-	fresh = mmap(NULL, BENCH_BUSY, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	bench_map("vfio_map_busy", fresh == MAP_FAILED ? NULL : fresh,
-		  BENCH_BUSY, threads, patched);
+	bench_fresh("vfio_map_busy", BENCH_BUSY, threads, patched);
 	busy_stop();
-	if (fresh != MAP_FAILED)
-		munmap(fresh, BENCH_BUSY);
 }
