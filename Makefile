@@ -3,12 +3,15 @@
 
 export VCPUS MEM NODES REPEAT THREADS
 
-.PHONY: help tree export test run cover clean distclean
+.PHONY: help tree export test bisect run cover clean distclean
 
 help:
 	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
 	@echo 'make export     write the commits of build/linux to patches/ (and the cover letter)'
-	@echo 'make test       checkpatch, kernel-doc, KUnit (ktask, SMT, serial), W=1, in-guest tests'
+	@echo 'make test       checkpatch, kernel-doc, KUnit and in-guest tests on a debug kernel'
+	@echo '                (lockdep, KASAN, UBSAN, kmemleak, fault injection), W=1, KUnit with'
+	@echo '                CONFIG_KTASK=n and with KCSAN, then make bisect'
+	@echo 'make bisect     every commit builds with KTASK=y and =n; sparse finds nothing new'
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
 	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4)'
 	@echo 'make cover      put the tables of the last make run in the cover letter (then make export)'
@@ -24,6 +27,9 @@ export:
 test:
 	scripts/test.sh
 
+bisect:
+	scripts/bisect.sh
+
 run:
 	scripts/run.sh
 
@@ -31,7 +37,7 @@ cover:
 	scripts/cover.sh
 
 clean:
-	rm -rf build/kunit build/kunit-serial build/run build/run-baseline build/*.log build/*.json build/accel
+	rm -rf build/kunit build/kunit-serial build/kunit-kcsan build/bisect build/run build/run-baseline build/*.log build/*.json build/accel
 
 distclean:
 	rm -rf build

@@ -2,7 +2,8 @@
 /*
  * What the parts of the guest's PID 1 share: init.c (the entry point and
  * the benchmark), contention.c (jobs beside CPU hogs), selftest.c (the
- * in-guest tests of make test) and hugetlb.c (ktask's mm callers).
+ * in-guest tests of make test), hugetlb.c and vfio.c (ktask's callers)
+ * and faults.c (fault injection and leaks, on make test's debug kernel).
  */
 #ifndef KTASK_GUEST_H
 #define KTASK_GUEST_H
@@ -29,6 +30,7 @@ void trace_start(void);
 int trace_threads(const char *match);
 long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
+int kernel_has_symbol(const char *name);
 int bench_run(const char *job, int threads, struct bench_result *res);
 
 int count_nodes(void);
@@ -40,6 +42,7 @@ void run_contention(int vcpus, int repeat);
 int busy_start(int vcpus);
 void busy_stop(void);
 void run_selftest(int vcpus);
+void run_fault_selftest(int vcpus);
 void run_mm_tests(int vcpus, int nodes);
 void print_meminfo(void);
 void print_boot_log(void);
@@ -50,5 +53,7 @@ long long huge_free(unsigned long size);
 void run_vfio_tests(int vcpus);
 void bench_vfio_map(int threads, int patched);
 void bench_vfio_map_busy(int threads, int patched, int vcpus);
+void run_fault_tests(int vcpus);
+void test_kmemleak(void);
 
 #endif

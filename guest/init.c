@@ -11,6 +11,7 @@
  *	mm		fallocate(), 1 GiB first touch, VFIO map and memset() rates
  *			(hugetlb.c, vfio.c)
  *	vfio		the VFIO tests of make test alone, for working on them (vfio.c)
+ *	faults		the fault injection and kmemleak tests alone (faults.c)
  *	meminfo		deferred init times, memory totals per zone (hugetlb.c)
  *
  * The benchmark runs the ktask self-benchmark through debugfs and prints
@@ -208,6 +209,21 @@ static unsigned long long field(const char *line, const char *key)
 	return at ? strtoull(at + strlen(key), NULL, 10) : 0;
 }
 
+/* Whether the kernel has the symbol @name (from /proc/kallsyms). */
+int kernel_has_symbol(const char *name)
+{
+	char line[512], sym[256];
+	int found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*c %255s", sym) == 1 &&
+			!strcmp(sym, name);
+	if (f)
+		fclose(f);
+	return found;
+}
+
 /* Run one job of the self-benchmark; 0 or -errno. */
 int bench_run(const char *job, int threads, struct bench_result *res)
 {
@@ -295,7 +311,8 @@ int main(void)
 
 	/* The unpatched kernel of make run has none: it runs mm and meminfo. */
 	if ((has_mode(modes, "bench") || has_mode(modes, "contention") ||
-	     has_mode(modes, "test")) && access(BENCH, W_OK)) {
+	     has_mode(modes, "test") || has_mode(modes, "faults")) &&
+	    access(BENCH, W_OK)) {
 		printf(PREFIX "error: %s: %s; is the kernel built with CONFIG_KTASK_BENCH=y and debugfs?\n",
 		       BENCH, strerror(errno));
 		power_off();
@@ -315,6 +332,8 @@ int main(void)
 		run_selftest(vcpus);
 	else if (has_mode(modes, "vfio"))
 		run_vfio_tests(vcpus);
+	else if (has_mode(modes, "faults"))
+		run_fault_selftest(vcpus);
 	printf(PREFIX "done\n");
 	power_off();
 	return 0;

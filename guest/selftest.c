@@ -266,19 +266,32 @@ static void run_kselftests(void)
 	closedir(dir);
 }
 
-/* No WARN or BUG in the kernel log, after every other test. */
+/*
+ * No WARN or BUG in the kernel log, after every other test.  The console
+ * may not have shown it (a quiet boot hides warnings): print the report.
+ */
 static void test_kernel_log(void)
 {
 	static char log[1 << 20];
 	int len = klogctl(3, log, sizeof(log) - 1);	/* SYSLOG_ACTION_READ_ALL */
+	char *at, *line, *end;
+	int i;
 
 	if (len < 0) {
 		report(0, "kernel_log", "klogctl: %s", strerror(errno));
 		return;
 	}
 	log[len] = '\0';
-	report(!strstr(log, "WARNING:") && !strstr(log, "BUG:"),
-	       "kernel_log", "no WARNING or BUG in the kernel log");
+	at = strstr(log, "WARNING:");
+	if (!at)
+		at = strstr(log, "BUG:");
+	for (line = at, i = 0; line && i < 40; line = end + 1, i++) {
+		end = strchr(line, '\n');
+		if (!end)
+			break;
+		printf("ktask-dmesg: %.*s\n", (int)(end - line), line);
+	}
+	report(!at, "kernel_log", "no WARNING or BUG in the kernel log");
 }
 
 void run_selftest(int vcpus)
@@ -303,6 +316,18 @@ void run_selftest(int vcpus)
 		       strerror(-ret));
 	else
 		in_child(cgroup_child, vcpus);
+	run_fault_tests(vcpus);
+	/* Last: what every other test left behind. */
+	test_kmemleak();
+	test_kernel_log();
+	printf(PREFIX "done\n");
+}
+
+/* MODE=faults: the fault injection and leak tests alone, then the log. */
+void run_fault_selftest(int vcpus)
+{
+	run_fault_tests(vcpus);
+	test_kmemleak();
 	test_kernel_log();
 	printf(PREFIX "done\n");
 }

@@ -5,7 +5,7 @@ set -eu
 
 packages="$source_pkg qemu-system-x86 gcc make flex bison bc libelf-dev
 libssl-dev libc6-dev cpio ccache python3 python3-ply python3-git perl git
-xz-utils gnuplot-nox"
+xz-utils gnuplot-nox sparse"
 
 missing=
 for p in $packages; do

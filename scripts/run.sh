@@ -61,11 +61,13 @@ base_tree=$build/linux-baseline
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo)
+test|test,*|meminfo|faults)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/$(printf '%s' "$mode" | tr , -)-console.log
 	kernel=$build/kunit/arch/x86/boot/bzImage
-	extra="$extra kunit.enable=0"
+	# Every warning on the console, where make test looks for reports
+	# (quiet would hide those at KERN_WARNING, lockdep's and WARN's).
+	extra="$extra kunit.enable=0 loglevel=7"
 	pages_2m=${HUGEPAGES_2M:-320}
 	test_kernel=1
 	;;

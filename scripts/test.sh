@@ -4,17 +4,28 @@
 #   checkpatch  scripts/checkpatch.pl --strict, one check per patch
 #   kernel-doc  scripts/kernel-doc -none, one check per file the series adds
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
-#               per test case
+#               per test case, on a debug kernel (configs/debug.config:
+#               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
+#               fault injection); its stress case runs thousands of
+#               random jobs from 4 threads while a CPU goes on and off
 #   smt         the same kernel booted with 2 cores of 2 SMT threads, for
 #               the case that needs SMT (one thread per core)
+#   guest       the same kernel booted again, its tests off, with guest/
+#               as PID 1 in test mode: what needs a user task as the caller
+#               (helpers in its process, its affinity, its cgroup's
+#               cpu.max, the mm and VFIO callers), allocations failing
+#               under ktask (fault injection), then a kmemleak scan; one
+#               check per test
 #   w=1         the .c files the series touches, rebuilt with W=1
 #   serial      the same suite with CONFIG_KTASK=n: the serial fallback
 #               of the API must pass the same cases
-#   guest       the KUnit kernel booted again, its tests off, with guest/
-#               as PID 1 in test mode: what needs a user task as the caller
-#               (helpers in its process, its affinity, its cgroup's
-#               cpu.max), one check per test
+#   kcsan       the suite on a KCSAN kernel (configs/kcsan.config): a data
+#               race in ktask's code fails
+#   bisect      every commit of the series builds with CONFIG_KTASK=y and
+#               =n, and sparse finds nothing new (scripts/bisect.sh)
 #
+# After each boot, scripts/splat.py reads the console: a kernel report
+# (WARN, BUG, lockdep, KASAN, UBSAN, ...) is printed and fails one check.
 # The last line is "N passed, N failed"; the exit status is non-zero if
 # anything failed or if a KUnit run ran no test (a crash or a timeout).
 set -eu
@@ -24,6 +35,8 @@ set -eu
 # and the Kconfig options every run adds.
 kunitconfig=${KUNITCONFIG:-lib/test_ktask.kunitconfig}
 qemu_config=$top/configs/kunit-qemu.config
+debug_config=$top/configs/debug.config
+kcsan_config=$top/configs/kcsan.config
 
 passed=0
 failed=0
@@ -131,7 +144,8 @@ run_kunit() {
 	[ "$name" != ktask ] || log=$dir.log
 	json=${log%.log}.json
 	step "kunit ($name): $command build/${dir##*/} (log: build/${log##*/})"
-	rm -f "$json"
+	# A failed build must not leave the last run's results to be read.
+	rm -f "$json" "$dir/test.log" "${log%.log}-console.log"
 	rc=0
 	(cd "$tree" && locked python3 tools/testing/kunit/kunit.py "$command" \
 		--arch=x86_64 --build_dir="$dir" --make_options "CC=$kcc" \
@@ -141,6 +155,8 @@ run_kunit() {
 	summary=$(sed -n 's/.*\(Testing complete\..*\)/\1/p' "$log" |
 		sed 's/\x1b\[[0-9;]*m//g' | tail -1)
 	printf '    kunit (%s): %s\n' "$name" "${summary:-no summary: kunit.py did not finish}"
+	# The raw console, kept per run (the next run in $dir overwrites it).
+	[ ! -f "$dir/test.log" ] || cp "$dir/test.log" "${log%.log}-console.log"
 	# shellcheck disable=SC2046 # three numbers
 	set -- $(count_json "$json")
 	passed=$((passed + $1))
@@ -148,6 +164,22 @@ run_kunit() {
 	if [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
 		[ "$2" -gt 0 ] || fail "kunit ($name): kunit.py exited with $rc after $(($1 + $2 + $3)) tests"
 		tail -n 40 "$log" | indent
+	fi
+}
+
+# check_splats NAME [--kcsan] LOG...: one check, which fails if the
+# kernel reported a bug in LOG (scripts/splat.py); the reports are printed.
+check_splats() {
+	name=$1
+	shift
+	rc=0
+	out=$(python3 "$top/scripts/splat.py" "$@" 2>&1) || rc=$?
+	printf '    %s: %s\n' "$name" "$(printf '%s\n' "$out" | tail -1 | sed 's/^splat.py: //')"
+	if [ "$rc" -eq 0 ]; then
+		pass
+	else
+		fail "$name: the kernel reported bugs"
+		printf '%s\n' "$out" | head -n 300 | indent
 	fi
 }
 
@@ -174,6 +206,27 @@ check_w1() {
 	done
 }
 
+# Every prefix of the series builds with CONFIG_KTASK=y and =n, and sparse
+# finds nothing new (scripts/bisect.sh): each of its checks counts here.
+check_bisect() {
+	log=$build/bisect.log
+	step "bisect: each commit with KTASK=y and =n, then sparse (log: build/bisect.log)"
+	rc=0
+	"$top/scripts/bisect.sh" >"$log" 2>&1 || rc=$?
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+	if [ $# -eq 2 ]; then
+		passed=$((passed + $1))
+		failed=$((failed + $2))
+		printf '    bisect: %s passed, %s failed\n' "$1" "$2"
+		grep -e '^    ok sparse' "$log" || true
+		sed -n '/^FAIL: /,/^[^ ]/p' "$log" | grep -v '^    ok ' || true
+	else
+		fail "bisect: scripts/bisect.sh did not finish (exit $rc)"
+		tail -n 20 "$log" | indent
+	fi
+}
+
 # The guest of the in-guest tests: 2 NUMA nodes of 2 vCPUs, so that
 # deferred struct page init has a helper on each node, and room for two
 # 1 GiB pages.
@@ -197,6 +250,13 @@ run_guest_tests() {
 		tail -n 5 "$build/guest-test.log" | indent
 		tail -n 30 "$log" 2>/dev/null | indent
 	fi
+	# The tests of the debug kernel: a kernel without its options skips
+	# them, which must not pass unnoticed.
+	for t in fault_nth fault_random kmemleak; do
+		printf '%s\n' "$results" | grep -q "^\(ok\|FAIL\) $t " ||
+			fail "guest: $t did not run (configs/debug.config not in build/kunit?)"
+	done
+	check_splats "guest: kernel reports" "$log"
 }
 
 # Deferred struct page init must leave the same memory with helpers as
@@ -218,20 +278,39 @@ run_guest_meminfo() {
 		fail "guest: memory after a serial boot differs (exit $rc)"
 		diff "$threaded" "$serial" | grep 'ktask-meminfo' | indent
 	fi
+	check_splats "guest (serial boot): kernel reports" "$serial"
+}
+
+# timed NAME CMD...: run CMD, then print how long it took.
+timed() {
+	timed_name=$1
+	shift
+	timed_start=$(date +%s)
+	"$@"
+	printf '    (%s: %ss)\n' "$timed_name" $(($(date +%s) - timed_start))
 }
 
 sync_tree
 accel=$("$top/scripts/accel.sh")
 check_patches
 check_kernel_doc
-run_kunit ktask "$build/kunit" run "$numa_topology" --jobs=2
+timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run "$numa_topology" \
+	--jobs=2 --kunitconfig="$debug_config"
+check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
 run_kunit smt "$build/kunit" exec "-smp 4,sockets=1,cores=2,threads=2 -m 1024" \
 	'ktask.ktask_test_one_thread_per_core'
-run_guest_tests
-run_guest_meminfo
-check_w1
-run_kunit serial "$build/kunit-serial" run "$numa_topology" --jobs=2 \
-	--kconfig_add CONFIG_KTASK=n
+check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
+timed "guest tests" run_guest_tests
+timed "guest serial boot" run_guest_meminfo
+timed "W=1" check_w1
+timed "kunit, CONFIG_KTASK=n" run_kunit serial "$build/kunit-serial" run \
+	"$numa_topology" --jobs=2 --kconfig_add CONFIG_KTASK=n
+check_splats "kunit (serial): kernel reports" "$build/kunit-serial-console.log"
+timed "kunit, KCSAN" run_kunit kcsan "$build/kunit-kcsan" run "$numa_topology" \
+	--jobs=2 --kunitconfig="$kcsan_config"
+check_splats "kunit (kcsan): data races in ktask" --kcsan \
+	"$build/kunit-kcsan-console.log"
+timed "bisect and sparse" check_bisect
 
 printf '%s passed, %s failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

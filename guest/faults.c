@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tests of make test that need its debug kernel (configs/debug.config):
+ * allocations that fail under ktask, and leaks.
+ *
+ * Fault injection is aimed at ktask's own allocations: the failslab and
+ * fail_page_alloc stack trace filters only let an allocation fail with
+ * ktask's code on the stack, so the benchmark's own allocations and those
+ * of the system calls around it never do.  A job whose allocations fail
+ * must still complete, with the same result, at fewer threads: the cpu
+ * job's sum covers every unit once, whatever the split.
+ *
+ *	fault_nth	fails the first, second, ... allocation of a job in
+ *			turn (/proc/thread-self/fail-nth), until a job makes
+ *			fewer allocations than the one asked to fail
+ *	fault_random	fails a fifth of them at random, for many jobs
+ *	kmemleak	no unreferenced object after every other test
+ *
+ * On a kernel without these options each test prints an "info" line and
+ * counts as nothing; make test wants all three.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "guest.h"
+
+#define FAILSLAB	"/sys/kernel/debug/failslab"
+#define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc"
+#define FAIL_NTH	"/proc/thread-self/fail-nth"
+#define MAKE_IT_FAIL	"/proc/thread-self/make-it-fail"
+#define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
+#define KMEMLEAK	"/sys/kernel/debug/kmemleak"
+#define FAULT_UNITS	"2048"	/* a short cpu job: one per allocation */
+#define MAX_NTH		1000	/* far more than a job allocates */
+#define RANDOM_JOBS	100
+#define RANDOM_PCT	"20"
+
+/*
+ * ktask's code: in /proc/kallsyms, the run of symbols around ktask_run that
+ * all name ktask (kernel/ktask.c's functions and its trace events), up to
+ * the next symbol.  0 if found.
+ */
+static int ktask_text(unsigned long long *start, unsigned long long *end)
+{
+	unsigned long long addr, first = 0;
+	char line[512], name[256], type;
+	int in_run = 0, has_run = 0, found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -errno;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (strstr(name, "ktask")) {
+			if (!in_run)
+				first = addr;
+			in_run = 1;
+			has_run |= !strcmp(name, "ktask_run");
+		} else if (in_run) {
+			found = has_run && first;
+			*start = first;
+			*end = addr;
+			in_run = has_run = 0;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+static int set_attr(const char *dir, const char *attr, const char *value)
+{
+	char path[128], line[64];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, attr);
+	snprintf(line, sizeof(line), "%s\n", value);
+	return write_str(path, line);
+}
+
+/*
+ * Let @dir's allocations fail only with ktask's code on the stack, not at
+ * random (probability 0) unless a test asks, and GFP_KERNEL ones and
+ * order 0 pages too: by default fault injection spares both.
+ */
+static int aim_at_ktask(const char *dir, unsigned long long start,
+			unsigned long long end)
+{
+	char s[32], e[32];
+	int ret;
+
+	snprintf(s, sizeof(s), "0x%llx", start);
+	snprintf(e, sizeof(e), "0x%llx", end);
+	ret = set_attr(dir, "probability", "0") ?:
+	      set_attr(dir, "interval", "1") ?:
+	      set_attr(dir, "times", "-1") ?:
+	      set_attr(dir, "space", "0") ?:
+	      set_attr(dir, "verbose", "0") ?:
+	      set_attr(dir, "task-filter", "Y") ?:
+	      set_attr(dir, "ignore-gfp-wait", "N") ?:
+	      set_attr(dir, "stacktrace-depth", "32") ?:
+	      set_attr(dir, "require-start", s) ?:
+	      set_attr(dir, "require-end", e);
+	if (!ret && !strcmp(dir, FAIL_PAGE))
+		ret = set_attr(dir, "min-order", "0") ?:
+		      set_attr(dir, "ignore-gfp-highmem", "N");
+	return ret;
+}
+
+static int set_probability(const char *pct)
+{
+	return set_attr(FAILSLAB, "probability", pct) ?:
+	       set_attr(FAIL_PAGE, "probability", pct);
+}
+
+/* The cpu job's sum, from its result line; 0 if it has none. */
+static unsigned long long bench_sum(const struct bench_result *res)
+{
+	const char *at = strstr(res->line, " sum=");
+
+	return at ? strtoull(at + 5, NULL, 16) : 0;
+}
+
+/*
+ * One cpu job with its @nth allocation under ktask failing; *@left is
+ * what was left of the count, non-zero if the job made fewer.
+ */
+static int bench_nth(int threads, int nth, struct bench_result *res,
+		     int *left)
+{
+	char buf[32];
+	int ret;
+
+	snprintf(buf, sizeof(buf), "%d\n", nth);
+	ret = write_str(FAIL_NTH, buf);
+	if (ret)
+		return ret;
+	ret = bench_run("cpu", threads, res);
+	*left = read_line(FAIL_NTH, buf, sizeof(buf)) ? -1 : atoi(buf);
+	write_str(FAIL_NTH, "0\n");
+	return ret;
+}
+
+/* What a run of faulty jobs saw. */
+struct fault_tally {
+	int	jobs;
+	int	wrong;		/* an error, or the wrong sum */
+	int	fewer;		/* right, at fewer threads than without faults */
+	int	min_used;
+	int	first_errno;
+};
+
+static void tally(struct fault_tally *t, int ret, const struct bench_result *res,
+		  unsigned long long want_sum, int want_used)
+{
+	t->jobs++;
+	if (ret || bench_sum(res) != want_sum) {
+		if (!t->wrong++)
+			t->first_errno = -ret;
+		return;
+	}
+	t->fewer += res->used < want_used;
+	if (!t->min_used || res->used < t->min_used)
+		t->min_used = res->used;
+}
+
+static void test_fault_nth(int threads, unsigned long long want_sum,
+			   int want_used)
+{
+	struct fault_tally t = { 0 };
+	struct bench_result res;
+	int nth, left = 0, ret;
+
+	for (nth = 1; nth <= MAX_NTH; nth++) {
+		ret = bench_nth(threads, nth, &res, &left);
+		if (left)
+			break;
+		tally(&t, ret, &res, want_sum, want_used);
+	}
+	report(left > 0 && t.jobs && !t.wrong && t.fewer, "fault_nth",
+	       "failed allocation 1 to %d under ktask in turn: %d jobs wrong (first errno %d), %d right at fewer threads (down to %d, %d without faults)",
+	       t.jobs, t.wrong, t.first_errno, t.fewer, t.min_used, want_used);
+}
+
+static void test_fault_random(int threads, unsigned long long want_sum,
+			      int want_used)
+{
+	struct fault_tally t = { 0 };
+	struct bench_result res;
+	int i, ret;
+
+	if (write_str(MAKE_IT_FAIL, "1\n") || set_probability(RANDOM_PCT)) {
+		report(0, "fault_random", "cannot set up random faults: %s",
+		       strerror(errno));
+		set_probability("0");
+		return;
+	}
+	for (i = 0; i < RANDOM_JOBS; i++) {
+		ret = bench_run("cpu", threads, &res);
+		tally(&t, ret, &res, want_sum, want_used);
+	}
+	set_probability("0");
+	write_str(MAKE_IT_FAIL, "0\n");
+	report(!t.wrong && t.fewer, "fault_random",
+	       "%s%% of allocations under ktask failing: %d jobs, %d wrong (first errno %d), %d right at fewer threads (down to %d, %d without faults)",
+	       RANDOM_PCT, t.jobs, t.wrong, t.first_errno, t.fewer, t.min_used,
+	       want_used);
+}
+
+void run_fault_tests(int vcpus)
+{
+	unsigned long long start = 0, end = 0, want_sum;
+	struct bench_result serial, res;
+	char units[32] = "";
+	int ret;
+
+	if (access(FAILSLAB, W_OK) || access(FAIL_PAGE, W_OK)) {
+		printf("ktask-test: info fault injection is not in this kernel, skipped\n");
+		return;
+	}
+	ret = ktask_text(&start, &end);
+	if (ret) {
+		report(0, "fault_nth", "no ktask_run in /proc/kallsyms: %s",
+		       strerror(-ret));
+		return;
+	}
+	ret = aim_at_ktask(FAILSLAB, start, end) ?:
+	      aim_at_ktask(FAIL_PAGE, start, end);
+	if (ret) {
+		report(0, "fault_nth", "cannot aim fault injection at ktask: %s",
+		       strerror(-ret));
+		return;
+	}
+	read_line(CPU_UNITS, units, sizeof(units));
+	write_str(CPU_UNITS, FAULT_UNITS "\n");
+	ret = bench_run("cpu", 1, &serial) ?: bench_run("cpu", vcpus, &res);
+	want_sum = bench_sum(&serial);
+	if (ret || !want_sum || bench_sum(&res) != want_sum || res.used < 2) {
+		report(0, "fault_nth", "without faults: errno %d, sums %llx and %llx, used %d",
+		       -ret, want_sum, bench_sum(&res), res.used);
+	} else {
+		printf("ktask-test: info faults aimed at ktask's code 0x%llx-0x%llx; without faults %d threads, sum %llx\n",
+		       start, end, res.used, want_sum);
+		test_fault_nth(vcpus, want_sum, res.used);
+		test_fault_random(vcpus, want_sum, res.used);
+	}
+	if (units[0]) {
+		strcat(units, "\n");
+		write_str(CPU_UNITS, units);
+	}
+}
+
+/*
+ * No object leaked.  kmemleak reports an object unreferenced in two scans
+ * in a row, and only once it is 5 seconds old: wait that long after the
+ * last test, then scan twice.
+ */
+void test_kmemleak(void)
+{
+	char line[256];
+	int leaks = 0, shown = 0;
+	FILE *f;
+
+	if (access(KMEMLEAK, W_OK)) {
+		printf("ktask-test: info kmemleak is not in this kernel, skipped\n");
+		return;
+	}
+	sleep(6);
+	if (write_str(KMEMLEAK, "scan\n") || write_str(KMEMLEAK, "scan\n")) {
+		report(0, "kmemleak", "scan: %s (kmemleak disabled itself?)",
+		       strerror(errno));
+		return;
+	}
+	f = fopen(KMEMLEAK, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		leaks += !!strstr(line, "unreferenced object");
+		if (shown++ < 200)
+			printf("ktask-leak: %s", line);
+	}
+	if (f)
+		fclose(f);
+	report(f && !leaks, "kmemleak", "%d unreferenced objects after the tests",
+	       leaks);
+}

@@ -1,0 +1,142 @@
+#!/bin/sh
+# make bisect (and the last stage of make test): every prefix of the
+# series builds, with CONFIG_KTASK=y and with CONFIG_KTASK=n, and sparse
+# finds nothing in the .c files the series changes that it did not find
+# there in baseline.
+#
+# The commits of build/linux since baseline are checked out one after the
+# other in a worktree of it, build/bisect/linux, and built into
+# build/bisect/y and build/bisect/n (vmlinux only) from the configuration
+# of make test's serial KUnit kernel, with CONFIG_KTASK set.  The builds
+# are incremental: each commit rebuilds what it changes, and ccache has
+# the rest from make test's own builds (same configuration, same relative
+# path to the source).  Sparse runs in build/bisect/y (make C=2) on
+# baseline, then on the last commit; its warnings are compared with line
+# numbers left out.
+#
+# Prints one line per commit and configuration, "ok" or "FAIL", then the
+# sparse result, and "N passed, N failed"; exits non-zero on a failure.
+set -eu
+. "$(dirname "$0")/lib.sh"
+
+wt=$build/bisect/linux
+seed=$build/kunit-serial/.config
+passed=0
+failed=0
+
+need_tree
+[ -f "$seed" ] || die "no $seed: make test builds it first"
+command -v sparse >/dev/null || die "no sparse: scripts/deps.sh installs it"
+
+# kmake K ARGS...: make in the worktree, into build/bisect/K.
+kmake() {
+	k=$1
+	shift
+	locked make -s -C "$wt" O="$build/bisect/$k" ARCH=x86_64 CC="$kcc" -j2 \
+		"$@" 2>&1
+}
+
+# configure K: make test's serial configuration with CONFIG_KTASK=K, on
+# the first build of a run and after a commit that changed a Kconfig file.
+configure() {
+	case "$kconfig_changed $configured" in
+	" "*" $1 "*) return 0 ;;
+	esac
+	configured="$configured $1 "
+	mkdir -p "$build/bisect/$1"
+	sed '/^CONFIG_KTASK=/d; /^# CONFIG_KTASK is not set/d' "$seed" \
+		>"$build/bisect/$1/.config"
+	if [ "$1" = y ]; then
+		echo CONFIG_KTASK=y >>"$build/bisect/$1/.config"
+	else
+		echo '# CONFIG_KTASK is not set' >>"$build/bisect/$1/.config"
+	fi
+	kmake "$1" olddefconfig >/dev/null
+}
+
+# build K SUBJECT: one check.  A commit that changes no file the build
+# reads (only Documentation/ or MAINTAINERS) builds as its parent did.
+build_one() {
+	if [ -n "$docs_only" ]; then
+		passed=$((passed + 1))
+		printf '    ok KTASK=%s %s (changes no built file: as its parent)\n' "$1" "$2"
+		return
+	fi
+	start=$(date +%s)
+	rc=0
+	out=
+	configure "$1" || rc=$?
+	[ "$rc" -ne 0 ] || out=$(kmake "$1" vmlinux) || rc=$?
+	if [ "$rc" -eq 0 ] && ! printf '%s\n' "$out" | grep -q 'warning:'; then
+		passed=$((passed + 1))
+		printf '    ok KTASK=%s %s (%ss)\n' "$1" "$2" $(($(date +%s) - start))
+	else
+		failed=$((failed + 1))
+		printf 'FAIL: KTASK=%s %s\n' "$1" "$2"
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/    | /'
+	fi
+}
+
+# sparse_warnings FILE...: sparse's warnings on FILEs' objects in
+# build/bisect/y, as "file: message" lines (no line numbers), sorted.
+sparse_warnings() {
+	for f in "$@"; do
+		[ -f "$build/bisect/y/${f%.c}.o" ] || continue
+		kmake y C=2 "${f%.c}.o" || true
+	done | grep -E '(warning|error):' |
+		sed -E "s#^($wt/|\.\./linux/)?([^:]+):[0-9]+:[0-9]+: #\\2: #" | sort
+}
+
+if git -C "$tree" worktree list --porcelain | grep -qx "worktree $wt"; then
+	git -C "$wt" checkout -q --detach baseline
+else
+	# make clean removed it, or it was never made.
+	rm -rf "$wt"
+	git -C "$tree" worktree prune
+	step "bisect: checking out baseline in build/bisect/linux"
+	git -C "$tree" worktree add -q --detach "$wt" baseline
+fi
+commits=$(git -C "$tree" rev-list --reverse baseline..HEAD)
+[ -n "$commits" ] || die "build/linux has no commit since baseline"
+files=$(git -C "$tree" diff --name-only baseline HEAD -- '*.c')
+[ -z "$(git -C "$tree" status --porcelain --untracked-files=no)" ] ||
+	step "note: build/linux has uncommitted changes; bisect builds its commits"
+
+step "bisect: baseline, for sparse (build/bisect/y)"
+kconfig_changed=1
+configured=
+docs_only=
+build_one y "baseline"
+sparse_warnings $files >"$build/bisect/sparse-baseline.txt"
+
+n=0
+total=$(echo "$commits" | wc -l)
+for c in $commits; do
+	n=$((n + 1))
+	subject=$(git -C "$tree" log -1 --format=%s "$c")
+	step "bisect: $n/$total $subject"
+	git -C "$wt" checkout -q --detach "$c"
+	changed=$(git -C "$tree" diff --name-only "$c~1" "$c")
+	kconfig_changed=$(printf '%s\n' "$changed" | grep 'Kconfig' || true)
+	docs_only=$(printf '%s\n' "$changed" |
+		grep -q -v -e '^Documentation/' -e '^MAINTAINERS$' || echo 1)
+	build_one y "$n/$total $subject"
+	build_one n "$n/$total $subject"
+done
+
+step "sparse (make C=2) on the .c files the series changes:" $files
+sparse_warnings $files >"$build/bisect/sparse-series.txt"
+new=$(comm -13 "$build/bisect/sparse-baseline.txt" "$build/bisect/sparse-series.txt")
+if [ -z "$new" ]; then
+	passed=$((passed + 1))
+	printf '    ok sparse: no new warning (%s in baseline, %s with the series)\n' \
+		"$(wc -l <"$build/bisect/sparse-baseline.txt")" \
+		"$(wc -l <"$build/bisect/sparse-series.txt")"
+else
+	failed=$((failed + 1))
+	printf 'FAIL: sparse: new warnings\n'
+	printf '%s\n' "$new" | sed 's/^/    | /'
+fi
+
+printf '%s passed, %s failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]

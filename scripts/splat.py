@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Find the kernel's reports of bugs in console logs, and print them.
+
+A report starts at a line the debug options print (WARN, BUG, lockdep,
+KASAN, KFENCE, UBSAN, debugobjects, kmemleak, a hung task, an oops) and
+ends at its "---[ end trace" line or, failing that, after MAX_LINES.  The
+warnings the KUnit suite's misuse cases trigger on purpose (WARN_ONCE in
+ktask_args_valid(), with its messages) are expected and skipped.
+
+With --kcsan, only KCSAN data races count, and only those in ktask's
+code: a race whose accesses are in a function named ktask_* or *_ktask*
+(other code's races are printed, but not counted).
+
+Prints each report, then a summary line; exits 1 if any counted.
+
+usage: splat.py [--kcsan] LOG...
+"""
+
+import re
+import sys
+
+MAX_LINES = 60
+
+START = re.compile(
+	r'(WARNING: |BUG: |UBSAN: |ODEBUG: |unreferenced object 0x|'
+	r'INFO: task .* blocked for more than|Kernel panic - |Oops: |'
+	r'general protection fault|kernel BUG at )')
+END = re.compile(r'---\[ end (trace|Kernel panic)')
+# The warning of a misuse case: WARN_ONCE's message, then the warning.
+MISUSE = re.compile(r'ktask: (thread function and minimum chunk size are '
+		    r'required|\d+ nodes at NULL|node -?\d+ does not exist|'
+		    r'range at \S+ of \d+ units wraps)$')
+MISUSE_AT = re.compile(r'WARNING: .* at \S*kernel/ktask\.c:\d+ ')
+KCSAN = re.compile(r'BUG: KCSAN: data-race in (\S+) / (\S+)|BUG: KCSAN: data-race in (\S+)')
+KTASK_FUNC = re.compile(r'(^|_)ktask')
+
+# The timestamp and the KUnit indentation before a kernel message.
+PREFIX = re.compile(r'^\s*(\[\s*[\d.]+\]\s*)?')
+
+
+def reports(path):
+	"""(line number, line before, lines) of each report in @path."""
+	with open(path, encoding='utf-8', errors='replace') as f:
+		lines = [line.rstrip('\r\n') for line in f]
+	i = 0
+	while i < len(lines):
+		if not START.search(lines[i]):
+			i += 1
+			continue
+		start = i
+		i += 1
+		while i < len(lines) and i - start < MAX_LINES:
+			if END.search(lines[i]):
+				i += 1
+				break
+			if START.search(lines[i]) and 'WARNING: CPU' in lines[i]:
+				break
+			i += 1
+		yield start + 1, lines[start - 1] if start else '', lines[start:i]
+
+
+def kcsan_in_ktask(first):
+	m = KCSAN.search(first)
+	if not m:
+		return None
+	funcs = [f for f in m.groups() if f]
+	return any(KTASK_FUNC.search(f.split('+')[0]) for f in funcs)
+
+
+def main():
+	args = sys.argv[1:]
+	kcsan = bool(args) and args[0] == '--kcsan'
+	if kcsan:
+		args = args[1:]
+	if not args:
+		print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+		return 2
+	counted = expected = other = 0
+	for path in args:
+		try:
+			found = list(reports(path))
+		except OSError as e:
+			print(f'splat.py: {path}: {e.strerror}', file=sys.stderr)
+			return 2
+		for lineno, before, block in found:
+			first = PREFIX.sub('', block[0])
+			if MISUSE_AT.search(first) and MISUSE.search(before):
+				expected += 1
+				continue
+			if kcsan:
+				ours = kcsan_in_ktask(first)
+				if ours is None:
+					continue
+				if not ours:
+					other += 1
+					print(f'{path}:{lineno}: (not in ktask) {first}')
+					continue
+			counted += 1
+			print(f'{path}:{lineno}: {first}')
+			for line in block[1:]:
+				print('    | ' + line)
+	what = 'KCSAN races in ktask' if kcsan else 'reports'
+	print(f'splat.py: {counted} {what}' +
+	      (f', {other} races elsewhere' if kcsan else '') +
+	      (f', {expected} expected misuse warnings' if expected else ''))
+	return 1 if counted else 0
+
+
+if __name__ == '__main__':
+	sys.exit(main())
