@@ -71,6 +71,34 @@ static int ktask_text(unsigned long long *start, unsigned long long *end)
 	return found ? 0 : -ENOENT;
 }
 
+/*
+ * The code of function @name, from its address in /proc/kallsyms to the
+ * next symbol's.  0 if found.
+ */
+static int symbol_range(const char *name, unsigned long long *start,
+			unsigned long long *end)
+{
+	unsigned long long addr, next = ~0ULL;
+	char line[512], sym[256], type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	*start = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    !strcmp(sym, name))
+			*start = addr;
+	if (f)
+		rewind(f);
+	while (f && *start && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    addr > *start && addr < next)
+			next = addr;
+	if (f)
+		fclose(f);
+	*end = next;
+	return *start && next != ~0ULL ? 0 : -ENOENT;
+}
+
 static int set_attr(const char *dir, const char *attr, const char *value)
 {
 	char path[128], line[64];
@@ -84,15 +112,24 @@ static int set_attr(const char *dir, const char *attr, const char *value)
  * Let @dir's allocations fail only with ktask's code on the stack, not at
  * random (probability 0) unless a test asks, and GFP_KERNEL ones and
  * order 0 pages too: by default fault injection spares both.
+ *
+ * Not inside alloc_vmap_area() (when it is in the kernel), where a helper's
+ * stack is vmalloc'ed: there vmalloc warns (WARN_ON_ONCE in its va_clip())
+ * when its own GFP_NOWAIT bookkeeping allocation fails, which is vmalloc's
+ * business, not ktask's.  The stack's pages may still fail.
  */
 static int aim_at_ktask(const char *dir, unsigned long long start,
 			unsigned long long end)
 {
-	char s[32], e[32];
+	unsigned long long rs = 0, re = 0;
+	char s[32], e[32], r0[32], r1[32];
 	int ret;
 
 	snprintf(s, sizeof(s), "0x%llx", start);
 	snprintf(e, sizeof(e), "0x%llx", end);
+	symbol_range("alloc_vmap_area", &rs, &re);
+	snprintf(r0, sizeof(r0), "0x%llx", rs);
+	snprintf(r1, sizeof(r1), "0x%llx", re);
 	ret = set_attr(dir, "probability", "0") ?:
 	      set_attr(dir, "interval", "1") ?:
 	      set_attr(dir, "times", "-1") ?:
@@ -102,7 +139,9 @@ static int aim_at_ktask(const char *dir, unsigned long long start,
 	      set_attr(dir, "ignore-gfp-wait", "N") ?:
 	      set_attr(dir, "stacktrace-depth", "32") ?:
 	      set_attr(dir, "require-start", s) ?:
-	      set_attr(dir, "require-end", e);
+	      set_attr(dir, "require-end", e) ?:
+	      set_attr(dir, "reject-start", r0) ?:
+	      set_attr(dir, "reject-end", r1);
 	if (!ret && !strcmp(dir, FAIL_PAGE))
 		ret = set_attr(dir, "min-order", "0") ?:
 		      set_attr(dir, "ignore-gfp-highmem", "N");
