@@ -12,8 +12,15 @@
  *
  *	fault_nth	fails the first, second, ... allocation of a job in
  *			turn (/proc/thread-self/fail-nth), until a job makes
- *			fewer allocations than the one asked to fail
- *	fault_random	fails a fifth of them at random, for many jobs
+ *			fewer allocations than the one asked to fail; the
+ *			count is the caller's only (a new task's fail-nth is
+ *			0) and includes what the debug options allocate
+ *			along (kmemleak's and KASAN's records), so it varies
+ *			a little from boot to boot
+ *	fault_random	fails a fifth of them at random, for many jobs, in
+ *			the caller and in its helpers (make-it-fail is
+ *			inherited), and wants the attributes' "times" to
+ *			have gone down: failures were injected
  *	kmemleak	no unreferenced object after every other test
  *
  * On a kernel without these options each test prints an "info" line and
@@ -37,6 +44,7 @@
 #define MAX_NTH		1000	/* far more than a job allocates */
 #define RANDOM_JOBS	100
 #define RANDOM_PCT	"20"
+#define RANDOM_TIMES	1000000	/* "times" counts down from there */
 
 /*
  * ktask's code: in /proc/kallsyms, the run of symbols around ktask_run that
@@ -154,6 +162,16 @@ static int set_probability(const char *pct)
 	       set_attr(FAIL_PAGE, "probability", pct);
 }
 
+/* The failures both attributes have left to inject ("times"). */
+static long long times_left(void)
+{
+	char a[32] = "", b[32] = "";
+
+	read_line(FAILSLAB "/times", a, sizeof(a));
+	read_line(FAIL_PAGE "/times", b, sizeof(b));
+	return atoll(a) + atoll(b);
+}
+
 /* The cpu job's sum, from its result line; 0 if it has none. */
 static unsigned long long bench_sum(const struct bench_result *res)
 {
@@ -228,29 +246,39 @@ static void test_fault_random(int threads, unsigned long long want_sum,
 {
 	struct fault_tally t = { 0 };
 	struct bench_result res;
+	long long before, injected;
+	char times[32];
 	int i, ret;
 
-	if (write_str(MAKE_IT_FAIL, "1\n") || set_probability(RANDOM_PCT)) {
+	snprintf(times, sizeof(times), "%d", RANDOM_TIMES);
+	if (set_attr(FAILSLAB, "times", times) ||
+	    set_attr(FAIL_PAGE, "times", times) ||
+	    write_str(MAKE_IT_FAIL, "1\n") || set_probability(RANDOM_PCT)) {
 		report(0, "fault_random", "cannot set up random faults: %s",
 		       strerror(errno));
 		set_probability("0");
+		write_str(MAKE_IT_FAIL, "0\n");
 		return;
 	}
+	before = times_left();
 	for (i = 0; i < RANDOM_JOBS; i++) {
 		ret = bench_run("cpu", threads, &res);
 		tally(&t, ret, &res, want_sum, want_used);
 	}
 	set_probability("0");
 	write_str(MAKE_IT_FAIL, "0\n");
-	report(!t.wrong && t.fewer, "fault_random",
-	       "%s%% of allocations under ktask failing: %d jobs, %d wrong (first errno %d), %d right at fewer threads (down to %d, %d without faults)",
-	       RANDOM_PCT, t.jobs, t.wrong, t.first_errno, t.fewer, t.min_used,
-	       want_used);
+	injected = before - times_left();
+	set_attr(FAILSLAB, "times", "-1");
+	set_attr(FAIL_PAGE, "times", "-1");
+	report(!t.wrong && t.fewer && injected > 0, "fault_random",
+	       "%s%% of allocations under ktask failing: %lld failures injected, %d jobs, %d wrong (first errno %d), %d right at fewer threads (down to %d, %d without faults)",
+	       RANDOM_PCT, injected, t.jobs, t.wrong, t.first_errno, t.fewer,
+	       t.min_used, want_used);
 }
 
 void run_fault_tests(int vcpus)
 {
-	unsigned long long start = 0, end = 0, want_sum;
+	unsigned long long start = 0, end = 0, hs, he, want_sum;
 	struct bench_result serial, res;
 	char units[32] = "";
 	int ret;
@@ -260,8 +288,12 @@ void run_fault_tests(int vcpus)
 		return;
 	}
 	ret = ktask_text(&start, &end);
+	/* A helper's stack has ktask_helper_run(), not ktask_run(). */
+	if (!ret && !symbol_range("ktask_helper_run", &hs, &he) &&
+	    (hs < start || hs >= end))
+		ret = -ERANGE;
 	if (ret) {
-		report(0, "fault_nth", "no ktask_run in /proc/kallsyms: %s",
+		report(0, "fault_nth", "ktask's code in /proc/kallsyms: %s",
 		       strerror(-ret));
 		return;
 	}

@@ -7,12 +7,14 @@
 # The commits of build/linux since baseline are checked out one after the
 # other in a worktree of it, build/bisect/linux, and built into
 # build/bisect/y and build/bisect/n (vmlinux only) from the configuration
-# of make test's serial KUnit kernel, with CONFIG_KTASK set.  The builds
+# of make test's serial KUnit kernel, with CONFIG_KTASK set; y also has
+# CONFIG_KUNIT=n, which every other kernel of make test has on, so that
+# code meant for KUnit only (VISIBLE_IF_KUNIT) is built without it too.  The builds
 # are incremental: each commit rebuilds what it changes, and ccache has
 # the rest from make test's own builds (same configuration, same relative
 # path to the source).  Sparse runs in build/bisect/y (make C=2) on
-# baseline, then on the last commit; its warnings are compared with line
-# numbers left out.
+# baseline, then on the last commit (in build/bisect/n for the files y
+# does not build); its warnings are compared with line numbers left out.
 #
 # Prints one line per commit and configuration, "ok" or "FAIL", then the
 # sparse result, and "N passed, N failed"; exits non-zero on a failure.
@@ -47,7 +49,9 @@ configure() {
 	sed '/^CONFIG_KTASK=/d; /^# CONFIG_KTASK is not set/d' "$seed" \
 		>"$build/bisect/$1/.config"
 	if [ "$1" = y ]; then
-		echo CONFIG_KTASK=y >>"$build/bisect/$1/.config"
+		sed -i '/^CONFIG_KUNIT=/d' "$build/bisect/$1/.config"
+		printf 'CONFIG_KTASK=y\n# CONFIG_KUNIT is not set\n' \
+			>>"$build/bisect/$1/.config"
 	else
 		echo '# CONFIG_KTASK is not set' >>"$build/bisect/$1/.config"
 	fi
@@ -77,12 +81,18 @@ build_one() {
 	fi
 }
 
-# sparse_warnings FILE...: sparse's warnings on FILEs' objects in
-# build/bisect/y, as "file: message" lines (no line numbers), sorted.
+# sparse_warnings "DIRS" FILE...: sparse's warnings on FILEs' objects in
+# the first of build/bisect/DIRS that builds each, as "file: message"
+# lines (no line numbers), sorted.
 sparse_warnings() {
+	dirs=$1
+	shift
 	for f in "$@"; do
-		[ -f "$build/bisect/y/${f%.c}.o" ] || continue
-		kmake y C=2 "${f%.c}.o" || true
+		for k in $dirs; do
+			[ -f "$build/bisect/$k/${f%.c}.o" ] || continue
+			kmake "$k" C=2 "${f%.c}.o" || true
+			break
+		done
 	done | grep -E '(warning|error):' |
 		sed -E "s#^($wt/|\.\./linux/)?([^:]+):[0-9]+:[0-9]+: #\\2: #" | sort
 }
@@ -107,7 +117,7 @@ kconfig_changed=1
 configured=
 docs_only=
 build_one y "baseline"
-sparse_warnings $files >"$build/bisect/sparse-baseline.txt"
+sparse_warnings y $files >"$build/bisect/sparse-baseline.txt"
 
 n=0
 total=$(echo "$commits" | wc -l)
@@ -125,7 +135,7 @@ for c in $commits; do
 done
 
 step "sparse (make C=2) on the .c files the series changes:" $files
-sparse_warnings $files >"$build/bisect/sparse-series.txt"
+sparse_warnings "y n" $files >"$build/bisect/sparse-series.txt"
 new=$(comm -13 "$build/bisect/sparse-baseline.txt" "$build/bisect/sparse-series.txt")
 if [ -z "$new" ]; then
 	passed=$((passed + 1))

@@ -238,6 +238,7 @@ run_guest_tests() {
 	log=$build/run/test-meminfo-console.log
 	step "guest: build/kunit's kernel in test mode (log: build/${log#"$build"/})"
 	rc=0
+	rm -f "$log"
 	env $guest_env MODE=test,meminfo "$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
 	results=$(sed -n 's/.*ktask-test: //p' "$log" 2>/dev/null | tr -d '\r')
 	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
@@ -267,6 +268,7 @@ run_guest_meminfo() {
 	serial=$build/run/meminfo-console.log
 	step "guest: deferred init, serial boot (ktask.max_threads=1) against the test boot"
 	rc=0
+	rm -f "$serial"
 	env $guest_env MODE=meminfo APPEND=ktask.max_threads=1 \
 		"$top/scripts/run.sh" >"$build/guest-meminfo.log" 2>&1 || rc=$?
 	a=$(grep -a 'ktask-meminfo:' "$threaded" 2>/dev/null | tr -d '\r')
