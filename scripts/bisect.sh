@@ -46,6 +46,10 @@ configure() {
 	esac
 	configured="$configured $1 "
 	mkdir -p "$build/bisect/$1"
+	# An object of an earlier configuration would look built to sparse.
+	for f in $files; do
+		rm -f "$build/bisect/$1/${f%.c}.o"
+	done
 	sed '/^CONFIG_KTASK=/d; /^# CONFIG_KTASK is not set/d' "$seed" \
 		>"$build/bisect/$1/.config"
 	if [ "$1" = y ]; then
