@@ -3,7 +3,7 @@
 
 export VCPUS MEM NODES REPEAT THREADS
 
-.PHONY: help tree export test bisect run cover clean distclean
+.PHONY: help tree export test bisect kcsan run cover clean distclean
 
 help:
 	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
@@ -12,6 +12,7 @@ help:
 	@echo '                (lockdep, KASAN, UBSAN, kmemleak, fault injection), W=1, KUnit with'
 	@echo '                CONFIG_KTASK=n and with KCSAN, then make bisect'
 	@echo 'make bisect     every commit builds with KTASK=y and =n; sparse finds nothing new'
+	@echo 'make kcsan      the KUnit suite on a KCSAN kernel (a stage of make test, alone)'
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
 	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4)'
 	@echo 'make cover      put the tables of the last make run in the cover letter (then make export)'
@@ -29,6 +30,9 @@ test:
 
 bisect:
 	scripts/bisect.sh
+
+kcsan:
+	scripts/test.sh kcsan
 
 run:
 	scripts/run.sh

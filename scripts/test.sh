@@ -294,6 +294,16 @@ timed() {
 
 sync_tree
 accel=$("$top/scripts/accel.sh")
+# make kcsan: that stage alone.
+if [ "${1:-}" = kcsan ]; then
+	timed "kunit, KCSAN" run_kunit kcsan "$build/kunit-kcsan" run \
+		"$numa_topology" --jobs=2 --kunitconfig="$kcsan_config"
+	check_splats "kunit (kcsan): data races in ktask" --kcsan \
+		"$build/kunit-kcsan-console.log"
+	printf '%s passed, %s failed\n' "$passed" "$failed"
+	[ "$failed" -eq 0 ]
+	exit
+fi
 check_patches
 check_kernel_doc
 timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run "$numa_topology" \
