@@ -79,34 +79,6 @@ static int ktask_text(unsigned long long *start, unsigned long long *end)
 	return found ? 0 : -ENOENT;
 }
 
-/*
- * The code of function @name, from its address in /proc/kallsyms to the
- * next symbol's.  0 if found.
- */
-static int symbol_range(const char *name, unsigned long long *start,
-			unsigned long long *end)
-{
-	unsigned long long addr, next = ~0ULL;
-	char line[512], sym[256], type;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	*start = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    !strcmp(sym, name))
-			*start = addr;
-	if (f)
-		rewind(f);
-	while (f && *start && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
-		    addr > *start && addr < next)
-			next = addr;
-	if (f)
-		fclose(f);
-	*end = next;
-	return *start && next != ~0ULL ? 0 : -ENOENT;
-}
-
 static int set_attr(const char *dir, const char *attr, const char *value)
 {
 	char path[128], line[64];
@@ -135,7 +107,7 @@ static int aim_at_ktask(const char *dir, unsigned long long start,
 
 	snprintf(s, sizeof(s), "0x%llx", start);
 	snprintf(e, sizeof(e), "0x%llx", end);
-	symbol_range("alloc_vmap_area", &rs, &re);
+	ksym_range("alloc_vmap_area", &rs, &re);
 	snprintf(r0, sizeof(r0), "0x%llx", rs);
 	snprintf(r1, sizeof(r1), "0x%llx", re);
 	ret = set_attr(dir, "probability", "0") ?:
@@ -172,14 +144,6 @@ static long long times_left(void)
 	return atoll(a) + atoll(b);
 }
 
-/* The cpu job's sum, from its result line; 0 if it has none. */
-static unsigned long long bench_sum(const struct bench_result *res)
-{
-	const char *at = strstr(res->line, " sum=");
-
-	return at ? strtoull(at + 5, NULL, 16) : 0;
-}
-
 /*
  * One cpu job with its @nth allocation under ktask failing; *@left is
  * what was left of the count, non-zero if the job made fewer.
@@ -213,7 +177,7 @@ static void tally(struct fault_tally *t, int ret, const struct bench_result *res
 		  unsigned long long want_sum, int want_used)
 {
 	t->jobs++;
-	if (ret || bench_sum(res) != want_sum) {
+	if (ret || res->sum != want_sum) {
 		if (!t->wrong++)
 			t->first_errno = -ret;
 		return;
@@ -289,7 +253,7 @@ void run_fault_tests(int vcpus)
 	}
 	ret = ktask_text(&start, &end);
 	/* A helper's stack has ktask_helper_run(), not ktask_run(). */
-	if (!ret && !symbol_range("ktask_helper_run", &hs, &he) &&
+	if (!ret && !ksym_range("ktask_helper_run", &hs, &he) &&
 	    (hs < start || hs >= end))
 		ret = -ERANGE;
 	if (ret) {
@@ -307,10 +271,10 @@ void run_fault_tests(int vcpus)
 	read_line(CPU_UNITS, units, sizeof(units));
 	write_str(CPU_UNITS, FAULT_UNITS "\n");
 	ret = bench_run("cpu", 1, &serial) ?: bench_run("cpu", vcpus, &res);
-	want_sum = bench_sum(&serial);
-	if (ret || !want_sum || bench_sum(&res) != want_sum || res.used < 2) {
+	want_sum = serial.sum;
+	if (ret || !want_sum || res.sum != want_sum || res.used < 2) {
 		report(0, "fault_nth", "without faults: errno %d, sums %llx and %llx, used %d",
-		       -ret, want_sum, bench_sum(&res), res.used);
+		       -ret, want_sum, res.sum, res.used);
 	} else {
 		printf("ktask-test: info faults aimed at ktask's code 0x%llx-0x%llx; without faults %d threads, sum %llx\n",
 		       start, end, res.used, want_sum);

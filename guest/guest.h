@@ -21,6 +21,7 @@ struct bench_result {
 	unsigned long long	wall_ns;
 	unsigned long long	cpu_ns;		/* in thread functions */
 	unsigned long long	job_cpu_ns;	/* all of the job's threads */
+	unsigned long long	sum;		/* the cpu job's, 0 if none */
 };
 
 int write_str(const char *path, const char *s);
@@ -30,7 +31,8 @@ void trace_start(void);
 int trace_threads(const char *match);
 long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
-int kernel_has_symbol(const char *name);
+int ksym_range(const char *name, unsigned long long *start,
+	       unsigned long long *end);
 int bench_run(const char *job, int threads, struct bench_result *res);
 
 int count_nodes(void);

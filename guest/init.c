@@ -209,24 +209,38 @@ static unsigned long long field(const char *line, const char *key)
 	return at ? strtoull(at + strlen(key), NULL, 10) : 0;
 }
 
-/* Whether the kernel has the symbol @name (from /proc/kallsyms). */
-int kernel_has_symbol(const char *name)
+/*
+ * The code of the kernel's symbol @name, from its address in /proc/kallsyms
+ * to the next symbol's.  0 if found.
+ */
+int ksym_range(const char *name, unsigned long long *start,
+	       unsigned long long *end)
 {
-	char line[512], sym[256];
-	int found = 0;
+	unsigned long long addr, next = ~0ULL;
+	char line[512], sym[256], type;
 	FILE *f = fopen("/proc/kallsyms", "r");
 
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*s %*c %255s", sym) == 1 &&
-			!strcmp(sym, name);
+	*start = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    !strcmp(sym, name))
+			*start = addr;
+	if (f)
+		rewind(f);
+	while (f && *start && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    addr > *start && addr < next)
+			next = addr;
 	if (f)
 		fclose(f);
-	return found;
+	*end = next;
+	return *start && next != ~0ULL ? 0 : -ENOENT;
 }
 
 /* Run one job of the self-benchmark; 0 or -errno. */
 int bench_run(const char *job, int threads, struct bench_result *res)
 {
+	const char *at;
 	char cmd[64];
 	int ret;
 
@@ -240,6 +254,8 @@ int bench_run(const char *job, int threads, struct bench_result *res)
 	res->wall_ns = field(res->line, " wall_ns=");
 	res->cpu_ns = field(res->line, " cpu_ns=");
 	res->job_cpu_ns = field(res->line, " job_cpu_ns=");
+	at = strstr(res->line, " sum=");
+	res->sum = at ? strtoull(at + 5, NULL, 16) : 0;
 	return 0;
 }
 

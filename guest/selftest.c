@@ -316,14 +316,13 @@ void run_selftest(int vcpus)
 		       strerror(-ret));
 	else
 		in_child(cgroup_child, vcpus);
-	run_fault_tests(vcpus);
-	/* Last: what every other test left behind. */
-	test_kmemleak();
-	test_kernel_log();
-	printf(PREFIX "done\n");
+	run_fault_selftest(vcpus);
 }
 
-/* MODE=faults: the fault injection and leak tests alone, then the log. */
+/*
+ * The fault injection tests, then what every other test left behind:
+ * leaks, the kernel log.  MODE=faults runs them alone.
+ */
 void run_fault_selftest(int vcpus)
 {
 	run_fault_tests(vcpus);

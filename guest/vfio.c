@@ -556,9 +556,10 @@ static int map_cycle(int threads)
 static void test_cycles(int vcpus)
 {
 	long long pins0, free0, avail0, freed, avail, slack = FREE_SLACK_KB;
+	unsigned long long kasan, kasan_end;
 	int i, good = 0;
 
-	if (kernel_has_symbol("kasan_quarantine_put"))
+	if (!ksym_range("kasan_quarantine_put", &kasan, &kasan_end))
 		slack = KASAN_SLACK_KB;
 
 	map_cycle(vcpus);
