@@ -13,6 +13,11 @@
 #define BENCH		"/sys/kernel/debug/ktask/bench"
 #define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
 #define KNOB_LENDING	"/sys/module/ktask/parameters/priority_lending"
+/*
+ * Runs of a test that wants a helper to have taken a chunk, before it
+ * fails: a helper whose vCPU the host does not run in time gets none.
+ */
+#define HELPER_TRIES	3
 
 /* One run of the self-benchmark, as /sys/kernel/debug/ktask/bench says. */
 struct bench_result {

@@ -354,7 +354,7 @@ static int touch_gigantic(const char *dir, int check_zero, int *threads,
  * A 1 GiB page, dirtied and freed, reads as zeros when touched again, and
  * the fault cleared it with ktask's workers.  Workers start when the
  * workqueue gets to them, so the caller may clear a page alone: up to
- * three touches for one with helpers.
+ * HELPER_TRIES touches for one with helpers.
  */
 static void test_gigantic_touch(int vcpus)
 {
@@ -370,7 +370,7 @@ static void test_gigantic_touch(int vcpus)
 		return;
 	}
 	zero = touch_gigantic(dir, 1, &threads, &wall_ns);
-	while (vcpus > 1 && threads < 2 && tries < 3) {
+	while (vcpus > 1 && threads < 2 && tries < HELPER_TRIES) {
 		touch_gigantic(dir, 0, &threads, &wall_ns);
 		tries++;
 	}

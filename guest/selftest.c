@@ -56,22 +56,23 @@ static int bench_or_report(const char *name, int threads,
  * and at most one per vCPU (with more vCPUs, how many get a chunk before
  * the job runs out depends on timing), and its CPU time includes theirs.
  * A helper whose vCPU the host did not run for the whole job gets no
- * chunk, so a job with too few threads is tried again, up to 3 times.
+ * chunk, so a job with too few threads is tried again (HELPER_TRIES).
  */
 static void test_helpers(int vcpus)
 {
 	struct bench_result res;
-	int want = vcpus < 4 ? vcpus : 4, tries = 0;
+	int want = vcpus < 4 ? vcpus : 4, tries;
 
-	do {
+	for (tries = 1; ; tries++) {
 		if (!bench_or_report("helpers", vcpus, &res))
 			return;
-	} while (res.used < want && ++tries < 3);
+		if (res.used >= want || tries == HELPER_TRIES)
+			break;
+	}
 	report(res.used >= want && res.used <= vcpus &&
 	       res.job_cpu_ns >= res.cpu_ns, "helpers",
 	       "used=%d (want %d to %d, try %d) cpu_ns=%llu job_cpu_ns=%llu",
-	       res.used, want, vcpus, tries + (res.used >= want), res.cpu_ns,
-	       res.job_cpu_ns);
+	       res.used, want, vcpus, tries, res.cpu_ns, res.job_cpu_ns);
 }
 
 /* Run @fn in a child process and wait for it. */

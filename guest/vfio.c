@@ -348,7 +348,7 @@ static void print_map(const char *name, const char *label,
 /*
  * A map with @threads threads.  With 1 GiB pages a job may have only two
  * chunks, and the caller takes both if its helper's vCPU does not run in
- * time: a threaded map that used one thread is tried again, up to 3 times.
+ * time: a threaded map that used one thread is tried again (HELPER_TRIES).
  */
 static int map_run_threaded(unsigned char *buf, unsigned long size,
 			    int threads, int *good, struct map_result *r)
@@ -358,7 +358,7 @@ static int map_run_threaded(unsigned char *buf, unsigned long size,
 	for (tries = 1; ; tries++) {
 		if (map_run(buf, size, threads, PROBES, good, r))
 			return -1;
-		if (threads == 1 || r->threads > 1 || tries == 3)
+		if (threads == 1 || r->threads > 1 || tries == HELPER_TRIES)
 			return tries;
 	}
 }
