@@ -3,16 +3,20 @@
 
 export VCPUS MEM NODES REPEAT THREADS
 
-.PHONY: help tree export test bisect kcsan run cover clean distclean
+.PHONY: help tree export test gauntlet bisect matrix sparse kcsan run cover clean distclean
 
 help:
 	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
 	@echo 'make export     write the commits of build/linux to patches/ (and the cover letter)'
-	@echo 'make test       checkpatch, kernel-doc, KUnit and in-guest tests on a debug kernel'
-	@echo '                (lockdep, KASAN, UBSAN, kmemleak, fault injection), W=1, KUnit with'
-	@echo '                CONFIG_KTASK=n and with KCSAN, then make bisect'
-	@echo 'make bisect     every commit builds with KTASK=y and =n; sparse finds nothing new'
-	@echo 'make kcsan      the KUnit suite on a KCSAN kernel (a stage of make test, alone)'
+	@echo 'make test       what CI runs (45 min cold, 20 warm): checkpatch, kernel-doc, KUnit and'
+	@echo '                in-guest tests on a debug kernel (lockdep, KASAN, UBSAN, kmemleak, fault'
+	@echo '                injection, hang detectors), W=1, sparse, the configuration matrix'
+	@echo 'make gauntlet   make test, then KUnit with CONFIG_KTASK=n and with KCSAN, make bisect,'
+	@echo '                make run SCALE=1'
+	@echo 'make bisect     every commit builds with KTASK=y and =n (a stage of make gauntlet)'
+	@echo 'make matrix     the changed objects build with NUMA=n, SMP=n, PREEMPT(_RT), features off'
+	@echo 'make sparse     no sparse warning baseline lacks (after make test built build/kunit)'
+	@echo 'make kcsan      the KUnit suite on a KCSAN kernel (a stage of make gauntlet, alone)'
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
 	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4)'
 	@echo 'make cover      put the tables of the last make run in the cover letter (then make export)'
@@ -28,8 +32,17 @@ export:
 test:
 	scripts/test.sh
 
+gauntlet:
+	scripts/test.sh gauntlet
+
 bisect:
 	scripts/bisect.sh
+
+matrix:
+	scripts/matrix.sh
+
+sparse:
+	scripts/sparse.sh
 
 kcsan:
 	scripts/test.sh kcsan
@@ -41,7 +54,7 @@ cover:
 	scripts/cover.sh
 
 clean:
-	rm -rf build/kunit build/kunit-serial build/kunit-kcsan build/bisect build/run build/run-baseline build/*.log build/*.json build/accel
+	rm -rf build/kunit build/kunit-serial build/kunit-kcsan build/bisect build/matrix build/sparse-baseline build/run build/run-baseline build/*.log build/*.json build/accel
 
 distclean:
 	rm -rf build

@@ -1,8 +1,6 @@
 #!/bin/sh
-# make bisect (and the last stage of make test): every prefix of the
-# series builds, with CONFIG_KTASK=y and with CONFIG_KTASK=n, and sparse
-# finds nothing in the .c files the series changes that it did not find
-# there in baseline.
+# make bisect (and a stage of make gauntlet): every prefix of the series
+# builds, with CONFIG_KTASK=y and with CONFIG_KTASK=n.
 #
 # The commits of build/linux since baseline are checked out one after the
 # other in a worktree of it, build/bisect/linux, and built into
@@ -12,12 +10,11 @@
 # code meant for KUnit only (VISIBLE_IF_KUNIT) is built without it too.  The builds
 # are incremental: each commit rebuilds what it changes, and ccache has
 # the rest from make test's own builds (same configuration, same relative
-# path to the source).  Sparse runs in build/bisect/y (make C=2) on
-# baseline, then on the last commit (in build/bisect/n for the files y
-# does not build); its warnings are compared with line numbers left out.
+# path to the source).  Sparse is make test's (scripts/sparse.sh), and
+# the other kernel configurations are scripts/matrix.sh's.
 #
-# Prints one line per commit and configuration, "ok" or "FAIL", then the
-# sparse result, and "N passed, N failed"; exits non-zero on a failure.
+# Prints one line per commit and configuration, "ok" or "FAIL", then
+# "N passed, N failed"; exits non-zero on a failure.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -28,7 +25,6 @@ failed=0
 
 need_tree
 [ -f "$seed" ] || die "no $seed: make test builds it first"
-command -v sparse >/dev/null || die "no sparse: scripts/deps.sh installs it"
 
 # kmake K ARGS...: make in the worktree, into build/bisect/K.
 kmake() {
@@ -46,10 +42,6 @@ configure() {
 	esac
 	configured="$configured $1 "
 	mkdir -p "$build/bisect/$1"
-	# An object of an earlier configuration would look built to sparse.
-	for f in $files; do
-		rm -f "$build/bisect/$1/${f%.c}.o"
-	done
 	sed '/^CONFIG_KTASK=/d; /^# CONFIG_KTASK is not set/d' "$seed" \
 		>"$build/bisect/$1/.config"
 	if [ "$1" = y ]; then
@@ -85,22 +77,6 @@ build_one() {
 	fi
 }
 
-# sparse_warnings "DIRS" FILE...: sparse's warnings on FILEs' objects in
-# the first of build/bisect/DIRS that builds each, as "file: message"
-# lines (no line numbers), sorted.
-sparse_warnings() {
-	dirs=$1
-	shift
-	for f in "$@"; do
-		for k in $dirs; do
-			[ -f "$build/bisect/$k/${f%.c}.o" ] || continue
-			kmake "$k" C=2 "${f%.c}.o" || true
-			break
-		done
-	done | grep -E '(warning|error):' |
-		sed -E "s#^($wt/|\.\./linux/)?([^:]+):[0-9]+:[0-9]+: #\\2: #" | sort
-}
-
 if git -C "$tree" worktree list --porcelain | grep -qx "worktree $wt"; then
 	git -C "$wt" checkout -q --detach baseline
 else
@@ -112,16 +88,11 @@ else
 fi
 commits=$(git -C "$tree" rev-list --reverse baseline..HEAD)
 [ -n "$commits" ] || die "build/linux has no commit since baseline"
-files=$(git -C "$tree" diff --name-only baseline HEAD -- '*.c')
 [ -z "$(git -C "$tree" status --porcelain --untracked-files=no)" ] ||
 	step "note: build/linux has uncommitted changes; bisect builds its commits"
 
-step "bisect: baseline, for sparse (build/bisect/y)"
 kconfig_changed=1
 configured=
-docs_only=
-build_one y "baseline"
-sparse_warnings y $files >"$build/bisect/sparse-baseline.txt"
 
 n=0
 total=$(echo "$commits" | wc -l)
@@ -137,20 +108,6 @@ for c in $commits; do
 	build_one y "$n/$total $subject"
 	build_one n "$n/$total $subject"
 done
-
-step "sparse (make C=2) on the .c files the series changes:" $files
-sparse_warnings "y n" $files >"$build/bisect/sparse-series.txt"
-new=$(comm -13 "$build/bisect/sparse-baseline.txt" "$build/bisect/sparse-series.txt")
-if [ -z "$new" ]; then
-	passed=$((passed + 1))
-	printf '    ok sparse: no new warning (%s in baseline, %s with the series)\n' \
-		"$(wc -l <"$build/bisect/sparse-baseline.txt")" \
-		"$(wc -l <"$build/bisect/sparse-series.txt")"
-else
-	failed=$((failed + 1))
-	printf 'FAIL: sparse: new warnings\n'
-	printf '%s\n' "$new" | sed 's/^/    | /'
-fi
 
 printf '%s passed, %s failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

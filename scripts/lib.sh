@@ -71,3 +71,39 @@ sync_tree() {
 	fi
 	"$top/scripts/tree.sh"
 }
+
+# heartbeat NAME LOG DIR PATTERN: every minute, until killed, print how
+# long NAME has run, the objects built in DIR since it started and the
+# lines of LOG that match PATTERN (both if given), and LOG's last line.
+heartbeat() {
+	hb_start=$(date +%s)
+	hb_stamp=$(mktemp)
+	trap 'kill "$hb_sleep" 2>/dev/null; rm -f "$hb_stamp"; exit 0' TERM
+	while :; do
+		sleep 60 &
+		hb_sleep=$!
+		wait "$hb_sleep" || true
+		hb_info=
+		[ -z "$3" ] || [ ! -d "$3" ] ||
+			hb_info=", $(find "$3" -name '*.o' -newer "$hb_stamp" | wc -l) objects built"
+		[ -z "$4" ] || hb_info="$hb_info, $(grep -a -c -E "$4" "$2" 2>/dev/null || true) done"
+		hb_last=$(tail -n 1 "$2" 2>/dev/null | tr -d '\r' |
+			sed 's/\x1b\[[0-9;]*m//g' | cut -c1-90)
+		printf '    ... %s: %ss%s: %s\n' "$1" $(($(date +%s) - hb_start)) \
+			"$hb_info" "$hb_last"
+	done
+}
+
+# watched NAME LOG DIR PATTERN CMD...: run CMD (a command, not a shell
+# function) with a heartbeat; return its status.
+watched() {
+	w_name=$1 w_log=$2 w_dir=$3 w_pattern=$4
+	shift 4
+	heartbeat "$w_name" "$w_log" "$w_dir" "$w_pattern" &
+	w_hb=$!
+	w_rc=0
+	"$@" || w_rc=$?
+	kill "$w_hb" 2>/dev/null || true
+	wait "$w_hb" 2>/dev/null || true
+	return "$w_rc"
+}

@@ -1,13 +1,19 @@
 #!/bin/sh
-# make test (and CI): every check of the series, one stage per function.
+# make test (and CI), and make gauntlet: the checks of the series, one
+# stage per function, each printing a line when it starts, one a minute
+# while it runs (scripts/lib.sh: heartbeat) and its time when it ends.
+#
+# make test, the tier CI runs (at most 45 minutes from a fresh clone with
+# an empty ccache on a 2-core machine, 20 with ccache warm):
 #
 #   checkpatch  scripts/checkpatch.pl --strict, one check per patch
 #   kernel-doc  scripts/kernel-doc -none, one check per file the series adds
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
-#               fault injection); its stress case runs thousands of
-#               random jobs from 4 threads while a CPU goes on and off
+#               fault injection, hung task and soft lockup detectors); its
+#               stress case runs thousands of random jobs from 4 threads
+#               while a CPU goes on and off
 #   smt         the same kernel booted with 2 cores of 2 SMT threads, for
 #               the case that needs SMT (one thread per core)
 #   guest       the same kernel booted again, its tests off, with guest/
@@ -15,21 +21,36 @@
 #               (helpers in its process, its affinity, its cgroup's
 #               cpu.max, the mm and VFIO callers), allocations failing
 #               under ktask (fault injection), then a kmemleak scan; one
-#               check per test
+#               check per test; then a serial boot (ktask.max_threads=1)
+#               that must leave the same memory
 #   w=1         the .c files the series touches, rebuilt with W=1
-#   serial      the same suite with CONFIG_KTASK=n: the serial fallback
-#               of the API must pass the same cases
+#   sparse      no sparse warning that baseline does not have
+#               (scripts/sparse.sh, against configs/sparse-baseline.txt)
+#   matrix      the objects the series changes build in every
+#               configuration of scripts/matrix.sh (NUMA=n, SMP=n,
+#               PREEMPT, PREEMPT_RT, CONFIG_KTASK=n, features off)
+#
+# make gauntlet: all of make test, then
+#
+#   serial      the suite with CONFIG_KTASK=n: the serial fallback of the
+#               API must pass the same cases
 #   kcsan       the suite on a KCSAN kernel (configs/kcsan.config): a data
 #               race in ktask's code fails
 #   bisect      every commit of the series builds with CONFIG_KTASK=y and
-#               =n, and sparse finds nothing new (scripts/bisect.sh)
+#               =n (scripts/bisect.sh)
+#   scale       make run SCALE=1: the in-guest tests with 32 vCPUs in 4
+#               nodes, and the serial boot against them
 #
 # After each boot, scripts/splat.py reads the console: a kernel report
-# (WARN, BUG, lockdep, KASAN, UBSAN, ...) is printed and fails one check.
+# (WARN, BUG, lockdep, KASAN, UBSAN, a hang, ...) is printed and fails one
+# check.  A stage whose kernel did not build fails, and the stages that
+# need that kernel are skipped, each a failed check, never run on an older
+# kernel left in the build directory.  Every stage has a time limit.
 # The last line is "N passed, N failed"; the exit status is non-zero if
 # anything failed or if a KUnit run ran no test (a crash or a timeout).
 set -eu
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/checks.sh"
 
 # The suite of the series (KUNITCONFIG= runs another, e.g. lib/kunit)
 # and the Kconfig options every run adds.
@@ -37,23 +58,6 @@ kunitconfig=${KUNITCONFIG:-lib/test_ktask.kunitconfig}
 qemu_config=$top/configs/kunit-qemu.config
 debug_config=$top/configs/debug.config
 kcsan_config=$top/configs/kcsan.config
-
-passed=0
-failed=0
-
-pass() {
-	passed=$((passed + 1))
-}
-
-fail() {
-	failed=$((failed + 1))
-	printf 'FAIL: %s\n' "$*"
-}
-
-# Indent command output under the FAIL line it explains.
-indent() {
-	sed 's/^/    | /'
-}
 
 # Files the series changes (vs baseline, committed or not) matching $@.
 changed_files() {
@@ -103,85 +107,10 @@ check_kernel_doc() {
 	done
 }
 
-# "passed failed skipped" test cases in a kunit.py --json file.
-count_json() {
-	python3 - "$1" <<-'EOF'
-	import json, sys
-	counts = {'PASS': 0, 'FAIL': 0, 'ERROR': 0, 'SKIP': 0}
-	def walk(group):
-	    for case in group.get('test_cases', []):
-	        status = case.get('status', 'FAIL')
-	        counts[status if status in counts else 'FAIL'] += 1
-	        if status in ('FAIL', 'ERROR'):
-	            print(f'FAIL: kunit {group.get("name")}.{case.get("name")} {status}',
-	                  file=sys.stderr)
-	    for sub in group.get('sub_groups', []):
-	        walk(sub)
-	try:
-	    with open(sys.argv[1]) as f:
-	        walk(json.load(f))
-	except (OSError, ValueError):
-	    pass
-	print(counts['PASS'], counts['FAIL'] + counts['ERROR'], counts['SKIP'])
-	EOF
-}
-
 # The KUnit guest: 2 NUMA nodes of 2 vCPUs.
 numa_topology="-smp 4,sockets=2,cores=2,threads=1 -m 2048
 	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
 	-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1"
-
-# run_kunit NAME BUILD_DIR COMMAND QEMU_ARGS [kunit.py options]: build and
-# boot the suite (COMMAND run), or only boot it (exec), print kunit.py's
-# summary, count each test case as one check.
-run_kunit() {
-	name=$1
-	dir=$2
-	command=$3
-	qemu_args=$4
-	shift 4
-	log=$build/kunit-$name.log
-	[ "$name" != ktask ] || log=$dir.log
-	json=${log%.log}.json
-	step "kunit ($name): $command build/${dir##*/} (log: build/${log##*/})"
-	# A failed build must not leave the last run's results to be read.
-	rm -f "$json" "$dir/test.log" "${log%.log}-console.log"
-	rc=0
-	(cd "$tree" && locked python3 tools/testing/kunit/kunit.py "$command" \
-		--arch=x86_64 --build_dir="$dir" --make_options "CC=$kcc" \
-		--kunitconfig="$kunitconfig" --kunitconfig="$qemu_config" \
-		--qemu_args "$qemu_args $accel" \
-		--timeout 600 --json="$json" "$@") >"$log" 2>&1 || rc=$?
-	summary=$(sed -n 's/.*\(Testing complete\..*\)/\1/p' "$log" |
-		sed 's/\x1b\[[0-9;]*m//g' | tail -1)
-	printf '    kunit (%s): %s\n' "$name" "${summary:-no summary: kunit.py did not finish}"
-	# The raw console, kept per run (the next run in $dir overwrites it).
-	[ ! -f "$dir/test.log" ] || cp "$dir/test.log" "${log%.log}-console.log"
-	# shellcheck disable=SC2046 # three numbers
-	set -- $(count_json "$json")
-	passed=$((passed + $1))
-	failed=$((failed + $2))
-	if [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
-		[ "$2" -gt 0 ] || fail "kunit ($name): kunit.py exited with $rc after $(($1 + $2 + $3)) tests"
-		tail -n 40 "$log" | indent
-	fi
-}
-
-# check_splats NAME [--kcsan] LOG...: one check, which fails if the
-# kernel reported a bug in LOG (scripts/splat.py); the reports are printed.
-check_splats() {
-	name=$1
-	shift
-	rc=0
-	out=$(python3 "$top/scripts/splat.py" "$@" 2>&1) || rc=$?
-	printf '    %s: %s\n' "$name" "$(printf '%s\n' "$out" | tail -1 | sed 's/^splat.py: //')"
-	if [ "$rc" -eq 0 ]; then
-		pass
-	else
-		fail "$name: the kernel reported bugs"
-		printf '%s\n' "$out" | head -n 300 | indent
-	fi
-}
 
 # Rebuild the objects of the .c files the series touches with W=1, in the
 # KUnit build; files that configuration does not build are skipped.
@@ -206,31 +135,10 @@ check_w1() {
 	done
 }
 
-# Every prefix of the series builds with CONFIG_KTASK=y and =n, and sparse
-# finds nothing new (scripts/bisect.sh): each of its checks counts here.
-check_bisect() {
-	log=$build/bisect.log
-	step "bisect: each commit with KTASK=y and =n, then sparse (log: build/bisect.log)"
-	rc=0
-	"$top/scripts/bisect.sh" >"$log" 2>&1 || rc=$?
-	# shellcheck disable=SC2046 # two numbers
-	set -- $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
-	if [ $# -eq 2 ]; then
-		passed=$((passed + $1))
-		failed=$((failed + $2))
-		printf '    bisect: %s passed, %s failed\n' "$1" "$2"
-		grep -e '^    ok sparse' "$log" || true
-		sed -n '/^FAIL: /,/^[^ ]/p' "$log" | grep -v '^    ok ' || true
-	else
-		fail "bisect: scripts/bisect.sh did not finish (exit $rc)"
-		tail -n 20 "$log" | indent
-	fi
-}
-
 # The guest of the in-guest tests: 2 NUMA nodes of 2 vCPUs, so that
 # deferred struct page init has a helper on each node, and room for two
 # 1 GiB pages.
-guest_env="VCPUS=4 NODES=2 MEM=8G REPEAT=1"
+guest_env="VCPUS=4 NODES=2 MEM=8G REPEAT=1 TIMEOUT=1800"
 
 # Boot the KUnit kernel with guest/ in test mode (scripts/run.sh); count
 # its "ktask-test: ok|FAIL NAME ..." lines, and want its "done".
@@ -239,7 +147,8 @@ run_guest_tests() {
 	step "guest: build/kunit's kernel in test mode (log: build/${log#"$build"/})"
 	rc=0
 	rm -f "$log"
-	env $guest_env MODE=test,meminfo "$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
+	watched guest "$log" "" 'ktask-test: (ok|FAIL) ' \
+		env $guest_env MODE=test,meminfo "$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
 	results=$(sed -n 's/.*ktask-test: //p' "$log" 2>/dev/null | tr -d '\r')
 	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
 	ok=$(printf '%s\n' "$results" | grep -c '^ok ' || true)
@@ -283,15 +192,6 @@ run_guest_meminfo() {
 	check_splats "guest (serial boot): kernel reports" "$serial"
 }
 
-# timed NAME CMD...: run CMD, then print how long it took.
-timed() {
-	timed_name=$1
-	shift
-	timed_start=$(date +%s)
-	"$@"
-	printf '    (%s: %ss)\n' "$timed_name" $(($(date +%s) - timed_start))
-}
-
 # The suite on the KCSAN kernel; a race in ktask's code fails.
 run_kcsan() {
 	timed "kunit, KCSAN" run_kunit kcsan "$build/kunit-kcsan" run \
@@ -300,31 +200,72 @@ run_kcsan() {
 		"$build/kunit-kcsan-console.log"
 }
 
+# make run SCALE=1 (it builds build/run's kernel): one check, its exit
+# status (scripts/scale.py judges the two boots).
+run_scale() {
+	log=$build/scale.log
+	step "scale: make run SCALE=1 (log: build/scale.log)"
+	rc=0
+	watched scale "$log" "$build/run" '' \
+		env SCALE=1 TIMEOUT=3600 "$top/scripts/run.sh" >"$log" 2>&1 || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass
+		tail -n 5 "$log" | indent
+	else
+		fail "scale: make run SCALE=1 exited with $rc (build/scale.log)"
+		tail -n 30 "$log" | indent
+	fi
+}
+
+# The longest a KUnit stage may take: a cold debug kernel builds in about
+# 16 minutes here, and kunit.py gives the run itself 600 s.
+kunit_limit=3600
+
 sync_tree
 accel=$("$top/scripts/accel.sh")
+tier=${1:-test}
+case $tier in
+test|gauntlet|kcsan) ;;
+*) die "usage: scripts/test.sh [test|gauntlet|kcsan]" ;;
+esac
 # make kcsan: that stage alone.
-if [ "${1:-}" = kcsan ]; then
+if [ "$tier" = kcsan ]; then
 	run_kcsan
 	printf '%s passed, %s failed\n' "$passed" "$failed"
 	[ "$failed" -eq 0 ]
 	exit
 fi
-check_patches
-check_kernel_doc
+all_start=$(date +%s)
+timed checkpatch check_patches
+timed kernel-doc check_kernel_doc
 timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run "$numa_topology" \
 	--jobs=2 --kunitconfig="$debug_config"
 check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
-run_kunit smt "$build/kunit" exec "-smp 4,sockets=1,cores=2,threads=2 -m 1024" \
-	'ktask.ktask_test_one_thread_per_core'
-check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
-timed "guest tests" run_guest_tests
-timed "guest serial boot" run_guest_meminfo
-timed "W=1" check_w1
-timed "kunit, CONFIG_KTASK=n" run_kunit serial "$build/kunit-serial" run \
-	"$numa_topology" --jobs=2 --kconfig_add CONFIG_KTASK=n
-check_splats "kunit (serial): kernel reports" "$build/kunit-serial-console.log"
-run_kcsan
-timed "bisect and sparse" check_bisect
+if [ -n "$kernel_built" ]; then
+	run_kunit smt "$build/kunit" exec "-smp 4,sockets=1,cores=2,threads=2 -m 1024" \
+		'ktask.ktask_test_one_thread_per_core'
+	check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
+	timed "guest tests" run_guest_tests
+	timed "guest serial boot" run_guest_meminfo
+	timed "W=1" check_w1
+	timed sparse summed sparse "$build/sparse.log" 1200 "$top/scripts/sparse.sh"
+else
+	skipped "kunit (smt)" guest "guest serial boot" W=1 sparse
+fi
+timed matrix summed matrix "$build/matrix.log" 3600 "$top/scripts/matrix.sh"
+if [ "$tier" = gauntlet ]; then
+	timed "kunit, CONFIG_KTASK=n" run_kunit serial "$build/kunit-serial" run \
+		"$numa_topology" --jobs=2 --kconfig_add CONFIG_KTASK=n
+	check_splats "kunit (serial): kernel reports" "$build/kunit-serial-console.log"
+	run_kcsan
+	if [ -n "$kernel_built" ]; then
+		timed bisect summed bisect "$build/bisect.log" 5400 "$top/scripts/bisect.sh"
+	else
+		fail "bisect: skipped, build/kunit-serial did not build"
+	fi
+	timed "scale (make run SCALE=1)" run_scale
+fi
 
+printf '    (%s: %ss)\n' "make $tier" $(($(date +%s) - all_start))
 printf '%s passed, %s failed\n' "$passed" "$failed"
 [ "$failed" -eq 0 ]

@@ -1,0 +1,144 @@
+# The bookkeeping of make test's stages (scripts/test.sh): checks counted
+# and printed, KUnit runs, kernel reports, scripts that count their own.
+# Source it after lib.sh; run_kunit uses $kunitconfig, $qemu_config,
+# $accel and $kunit_limit of the sourcing script.
+# shellcheck shell=sh
+
+passed=0
+failed=0
+
+pass() {
+	passed=$((passed + 1))
+}
+
+fail() {
+	failed=$((failed + 1))
+	printf 'FAIL: %s\n' "$*"
+}
+
+# Indent command output under the FAIL line it explains.
+indent() {
+	sed 's/^/    | /'
+}
+
+# timed NAME CMD...: run CMD, then print how long it took.
+timed() {
+	timed_name=$1
+	shift
+	timed_start=$(date +%s)
+	"$@"
+	printf '    (%s: %ss)\n' "$timed_name" $(($(date +%s) - timed_start))
+}
+
+# "passed failed skipped" test cases in a kunit.py --json file.
+count_json() {
+	python3 - "$1" <<-'EOF'
+	import json, sys
+	counts = {'PASS': 0, 'FAIL': 0, 'ERROR': 0, 'SKIP': 0}
+	def walk(group):
+	    for case in group.get('test_cases', []):
+	        status = case.get('status', 'FAIL')
+	        counts[status if status in counts else 'FAIL'] += 1
+	        if status in ('FAIL', 'ERROR'):
+	            print(f'FAIL: kunit {group.get("name")}.{case.get("name")} {status}',
+	                  file=sys.stderr)
+	    for sub in group.get('sub_groups', []):
+	        walk(sub)
+	try:
+	    with open(sys.argv[1]) as f:
+	        walk(json.load(f))
+	except (OSError, ValueError):
+	    pass
+	print(counts['PASS'], counts['FAIL'] + counts['ERROR'], counts['SKIP'])
+	EOF
+}
+
+# run_kunit NAME BUILD_DIR COMMAND QEMU_ARGS [kunit.py options]: build and
+# boot the suite (COMMAND run), or only boot it (exec), print kunit.py's
+# summary, count each test case as one check.
+run_kunit() {
+	name=$1
+	dir=$2
+	command=$3
+	qemu_args=$4
+	shift 4
+	log=$build/kunit-$name.log
+	[ "$name" != ktask ] || log=$dir.log
+	json=${log%.log}.json
+	step "kunit ($name): $command build/${dir##*/} (log: build/${log##*/})"
+	# A failed build must not leave the last run's results to be read.
+	rm -f "$json" "$dir/test.log" "${log%.log}-console.log"
+	rc=0
+	# -u: kunit.py's lines reach the log (and the heartbeat) as they come.
+	(cd "$tree" && watched "kunit ($name)" "$log" "$dir" '\[(PASSED|FAILED|SKIPPED)\]' \
+		locked timeout -k 30 "$kunit_limit" python3 -u tools/testing/kunit/kunit.py "$command" \
+		--arch=x86_64 --build_dir="$dir" --make_options "CC=$kcc" \
+		--kunitconfig="$kunitconfig" --kunitconfig="$qemu_config" \
+		--qemu_args "$qemu_args $accel" \
+		--timeout 600 --json="$json" "$@" >"$log" 2>&1) || rc=$?
+	[ "$rc" -ne 124 ] || fail "kunit ($name): stopped after ${kunit_limit}s (the stage's limit)"
+	# kunit.py boots the kernel only once it has built it.
+	kernel_built=
+	! grep -q 'Starting KUnit Kernel' "$log" || kernel_built=1
+	[ -n "$kernel_built" ] || [ "$command" != run ] ||
+		fail "kunit ($name): the kernel did not build (build/${log##*/})"
+	summary=$(sed -n 's/.*\(Testing complete\..*\)/\1/p' "$log" |
+		sed 's/\x1b\[[0-9;]*m//g' | tail -1)
+	printf '    kunit (%s): %s\n' "$name" "${summary:-no summary: kunit.py did not finish}"
+	# The raw console, kept per run (the next run in $dir overwrites it).
+	[ ! -f "$dir/test.log" ] || cp "$dir/test.log" "${log%.log}-console.log"
+	# shellcheck disable=SC2046 # three numbers
+	set -- $(count_json "$json")
+	passed=$((passed + $1))
+	failed=$((failed + $2))
+	if [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
+		[ "$2" -gt 0 ] || fail "kunit ($name): kunit.py exited with $rc after $(($1 + $2 + $3)) tests"
+		tail -n 40 "$log" | indent
+	fi
+}
+
+# check_splats NAME [--kcsan] LOG...: one check, which fails if the
+# kernel reported a bug in LOG (scripts/splat.py); the reports are printed.
+check_splats() {
+	name=$1
+	shift
+	rc=0
+	out=$(python3 "$top/scripts/splat.py" "$@" 2>&1) || rc=$?
+	printf '    %s: %s\n' "$name" "$(printf '%s\n' "$out" | tail -1 | sed 's/^splat.py: //')"
+	if [ "$rc" -eq 0 ]; then
+		pass
+	else
+		fail "$name: the kernel reported bugs"
+		printf '%s\n' "$out" | head -n 300 | indent
+	fi
+}
+
+# summed NAME LOG LIMIT SCRIPT: run SCRIPT (its output in LOG), which
+# ends with "N passed, N failed"; add those, and print its ok and FAIL
+# lines.
+summed() {
+	name=$1
+	log=$2
+	rc=0
+	watched "$name" "$log" "" '^(    ok |FAIL: )' \
+		timeout -k 30 "$3" "$4" >"$log" 2>&1 || rc=$?
+	# shellcheck disable=SC2046 # two numbers
+	set -- $(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$log")
+	if [ $# -eq 2 ]; then
+		passed=$((passed + $1))
+		failed=$((failed + $2))
+		printf '    %s: %s passed, %s failed\n' "$name" "$1" "$2"
+		grep -e '^    ok ' "$log" || true
+		sed -n '/^FAIL: /,/^[^ ]/p' "$log" | grep -v '^    ok ' || true
+	else
+		fail "$name: ${log##*/} did not finish (exit $rc$([ "$rc" = 124 ] && echo ', time limit'))"
+		tail -n 20 "$log" | indent
+	fi
+}
+
+# skipped STAGE...: the stages that need build/kunit, when it did not build.
+skipped() {
+	for stage in "$@"; do
+		fail "$stage: skipped, build/kunit did not build"
+	done
+}
