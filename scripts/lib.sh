@@ -72,17 +72,23 @@ sync_tree() {
 	"$top/scripts/tree.sh"
 }
 
-# heartbeat NAME LOG DIR PATTERN: every minute, until killed, print how
-# long NAME has run, the objects built in DIR since it started and the
-# lines of LOG that match PATTERN (both if given), and LOG's last line.
+# heartbeat NAME LOG DIR PATTERN: every minute, until killed or the
+# script that started it is gone, print how long NAME has run, the objects
+# built in DIR since it started and the lines of LOG that match PATTERN
+# (both if given), and LOG's last line.
 heartbeat() {
 	hb_start=$(date +%s)
 	hb_stamp=$(mktemp)
-	trap 'kill "$hb_sleep" 2>/dev/null; rm -f "$hb_stamp"; exit 0' TERM
+	hb_sleep=
+	trap 'kill $hb_sleep 2>/dev/null; rm -f "$hb_stamp"; exit 0' TERM
 	while :; do
 		sleep 60 &
 		hb_sleep=$!
 		wait "$hb_sleep" || true
+		if ! kill -0 "$$" 2>/dev/null; then
+			rm -f "$hb_stamp"
+			exit 0
+		fi
 		hb_info=
 		[ -z "$3" ] || [ ! -d "$3" ] ||
 			hb_info=", $(find "$3" -name '*.o' -newer "$hb_stamp" | wc -l) objects built"
@@ -94,12 +100,14 @@ heartbeat() {
 	done
 }
 
-# watched NAME LOG DIR PATTERN CMD...: run CMD (a command, not a shell
-# function) with a heartbeat; return its status.
+# watched NAME LOG DIR PATTERN CMD...: run CMD with a heartbeat on file
+# descriptor 3 (test.sh opens it on its standard output, so that the
+# heartbeat reaches the terminal while CMD's output goes to LOG); return
+# CMD's status.
 watched() {
 	w_name=$1 w_log=$2 w_dir=$3 w_pattern=$4
 	shift 4
-	heartbeat "$w_name" "$w_log" "$w_dir" "$w_pattern" &
+	heartbeat "$w_name" "$w_log" "$w_dir" "$w_pattern" >&3 &
 	w_hb=$!
 	w_rc=0
 	"$@" || w_rc=$?

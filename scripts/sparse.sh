@@ -15,7 +15,8 @@
 #                               configuration (after a change of the
 #                               Debian version or of configs/debug.config)
 #
-# Prints "ok" or "FAIL" with the new warnings; exits non-zero on a failure.
+# Prints "ok" or "FAIL" with the new warnings, then "N passed, N failed"
+# (one check); exits non-zero on a failure.
 set -eu
 # One collation for the committed list and this run (sort, comm).
 LC_ALL=C
@@ -29,7 +30,9 @@ base_tree=$build/linux-baseline
 need_tree
 [ -f "$seed" ] || die "no $seed: make test builds build/kunit first"
 command -v sparse >/dev/null || die "no sparse: scripts/deps.sh installs it"
-files=$(git -C "$tree" diff --name-only baseline HEAD -- '*.c')
+# The series' .c files, committed or not (make test tests the tree as it is).
+files=$({ git -C "$tree" diff --name-only baseline -- '*.c'
+	git -C "$tree" ls-files --others --exclude-standard -- '*.c'; } | sort -u)
 
 # warnings SRC OUT: sparse on the objects of $files that OUT builds, as
 # sorted "file: message" lines.
@@ -58,6 +61,7 @@ if [ "${1:-}" = --update ]; then
 		[ -f "$base_tree/$f" ] && [ -f "$build/kunit/${f%.c}.o" ] &&
 			echo "${f%.c}.o"
 	done; true)
+	[ -n "$objs" ] || die "build/kunit builds none of the series' .c files"
 	# shellcheck disable=SC2086 # a list of objects
 	locked make -s -C "$base_tree" O="$out" ARCH=x86_64 CC="$kcc" -j2 $objs
 	{
@@ -76,8 +80,10 @@ new=$(grep -v '^#' "$list" | comm -13 - "$build/sparse-series.txt")
 if [ -z "$new" ]; then
 	printf '    ok sparse: no new warning (%s in baseline, %s with the series)\n' \
 		"$(grep -vc '^#' "$list")" "$(wc -l <"$build/sparse-series.txt")"
+	echo '1 passed, 0 failed'
 else
 	printf 'FAIL: sparse: new warnings (if they are upstream'"'"'s, the list is old: scripts/sparse.sh --update)\n'
 	printf '%s\n' "$new" | sed 's/^/    | /'
+	echo '0 passed, 1 failed'
 	exit 1
 fi

@@ -4,8 +4,10 @@
 A report starts at a line the debug options print (WARN, BUG, lockdep,
 KASAN, KFENCE, UBSAN, debugobjects, kmemleak, a hung task, an oops) and
 ends at its "---[ end trace" line or, failing that, after MAX_LINES.  The
-warnings the KUnit suite's misuse cases trigger on purpose (WARN_ONCE in
-ktask_args_valid(), with its messages) are expected and skipped.
+warnings the KUnit suite's misuse cases trigger on purpose are expected
+and skipped: a WARN in ktask_args_valid() (the function its WARNING or
+RIP line names, ktask_run_numa() where it is inlined) whose title, the message between its "cut here" line and
+its WARNING line, is one of that function's.
 
 With --kcsan, a KCSAN data race counts only if it is in ktask's code:
 one of its accesses in a function named ktask_* or *_ktask* (other
@@ -30,11 +32,17 @@ START = re.compile(
 	r'Watchdog detected hard LOCKUP|rcu: INFO: .*detected stall|'
 	r'self-detected stall)')
 END = re.compile(r'---\[ end (trace|Kernel panic)')
-# The warning of a misuse case: WARN_ONCE's message, then the warning.
+# The warnings of the misuse cases: their function (ktask_args_valid(),
+# or ktask_run_numa() it is inlined into), and their titles.
+MISUSE_FUNCS = {'ktask_args_valid', 'ktask_run_numa'}
 MISUSE = re.compile(r'ktask: (thread function and minimum chunk size are '
 		    r'required|\d+ nodes at NULL|node -?\d+ does not exist|'
 		    r'range at \S+ of \d+ units wraps)$')
-MISUSE_AT = re.compile(r'WARNING: .* at \S*kernel/ktask\.c:\d+ ')
+CUT_HERE = re.compile(r'-+\[ cut here \]-+')
+# The function of a WARNING line ("at FILE:LINE FUNC+0x..") or a RIP line.
+WARN_FUNC = re.compile(r'(?:WARNING: .* at \S+:\d+ |RIP: \S+:)([\w.]+)\+0x')
+# How far before a WARNING line its "cut here" line may be.
+MAX_TITLE = 8
 KCSAN = re.compile(r'BUG: KCSAN: data-race in (\S+) / (\S+)|BUG: KCSAN: data-race in (\S+)')
 KTASK_FUNC = re.compile(r'(^|_)ktask')
 
@@ -42,8 +50,23 @@ KTASK_FUNC = re.compile(r'(^|_)ktask')
 PREFIX = re.compile(r'^\s*(\[\s*[\d.]+\]\s*)?')
 
 
+def title(lines, start):
+	"""The lines between the "cut here" line before @start and @start."""
+	for i in range(start - 1, max(start - MAX_TITLE, 0) - 1, -1):
+		if CUT_HERE.search(lines[i]):
+			return [PREFIX.sub('', line) for line in lines[i + 1:start]]
+	return []
+
+
+def expected_misuse(titles, block):
+	"""Whether a report is a WARN of a misuse case, by function and title."""
+	funcs = {m.group(1) for line in block for m in [WARN_FUNC.search(line)] if m}
+	return (bool(MISUSE_FUNCS & funcs) and
+		any(MISUSE.search(line) for line in titles))
+
+
 def reports(path):
-	"""(line number, line before, lines) of each report in @path."""
+	"""(line number, title lines, lines) of each report in @path."""
 	with open(path, encoding='utf-8', errors='replace') as f:
 		lines = [line.rstrip('\r\n') for line in f]
 	i = 0
@@ -64,7 +87,7 @@ def reports(path):
 					'ODEBUG: ' in lines[start]):
 				break
 			i += 1
-		yield start + 1, lines[start - 1] if start else '', lines[start:i]
+		yield start + 1, title(lines, start), lines[start:i]
 
 
 def kcsan_in_ktask(first):
@@ -90,9 +113,9 @@ def main():
 		except OSError as e:
 			print(f'splat.py: {path}: {e.strerror}', file=sys.stderr)
 			return 2
-		for lineno, before, block in found:
+		for lineno, titles, block in found:
 			first = PREFIX.sub('', block[0])
-			if MISUSE_AT.search(first) and MISUSE.search(before):
+			if expected_misuse(titles, block):
 				expected += 1
 				continue
 			if kcsan:
