@@ -29,6 +29,7 @@
 #include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "guest.h"
@@ -37,6 +38,7 @@
 #define SZ_1G		(1UL << 30)
 #define TRACE		"/sys/kernel/tracing/"
 #define JOB_END		TRACE "events/ktask/ktask_job_end/enable"
+#define HELPER_END	TRACE "events/ktask/ktask_helper_end/enable"
 
 /* HugePages_Total/Free/Rsvd/Surp of one page size. */
 struct pool {
@@ -314,14 +316,45 @@ static void test_falloc_enospc(int vcpus)
 	       r[1].prefix_ok);
 }
 
+/* Where a page is, and where the helpers that cleared it were queued. */
+struct placement {
+	int	node;		/* the page's, from move_pages(2); -1 if unknown */
+	int	helpers;	/* ktask_helper_end events of the job */
+	int	on_node;	/* of those, helpers bound to the page's node */
+};
+
+/* Fill @where for the page at @p, cleared by thread function @func. */
+static void read_placement(void *p, const char *func, struct placement *where)
+{
+	char line[512], *at;
+	FILE *f;
+
+	where->node = -1;
+	where->helpers = where->on_node = 0;
+	if (syscall(SYS_move_pages, 0, 1UL, &p, NULL, &where->node, 0))
+		where->node = -1;
+	f = fopen(TRACE "trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "ktask_helper_end:") || !strstr(line, func))
+			continue;
+		where->helpers++;
+		at = strstr(line, " nid=");
+		if (at && atoi(at + 5) == where->node)
+			where->on_node++;
+	}
+	if (f)
+		fclose(f);
+}
+
 /*
  * Write a new 1 GiB file's first byte once, which zeroes its page in
  * the fault; how long that took, how many threads cleared it (-1 if no
- * job was seen), and, with @check_zero, whether it reads as zeros (1
+ * job was seen), with @where (if not NULL) where the page and its
+ * helpers were, and, with @check_zero, whether it reads as zeros (1
  * without).  -1 on error.
  */
 static int touch_gigantic(const char *dir, int check_zero, int *threads,
-			  long long *wall_ns)
+			  long long *wall_ns, struct placement *where)
 {
 	volatile char *p;
 	char path[64];
@@ -339,10 +372,16 @@ static int touch_gigantic(const char *dir, int check_zero, int *threads,
 		return -1;
 	}
 	trace_start();
+	if (where)
+		write_str(HELPER_END, "1\n");
 	t0 = now_ns();
 	p[0] = 0;	/* a write fault that leaves the contents as they are */
 	*wall_ns = now_ns() - t0;
 	*threads = trace_threads("clear_gigantic_chunk");
+	if (where) {
+		write_str(HELPER_END, "0\n");
+		read_placement((void *)p, "clear_gigantic_chunk", where);
+	}
 	zero = !check_zero || reads_zero(fd, SZ_1G);
 	munmap((void *)p, SZ_1G);
 	close(fd);
@@ -352,14 +391,15 @@ static int touch_gigantic(const char *dir, int check_zero, int *threads,
 
 /*
  * A 1 GiB page, dirtied and freed, reads as zeros when touched again, and
- * the fault cleared it with ktask's workers.  Workers start when the
- * workqueue gets to them, so the caller may clear a page alone: up to
- * HELPER_TRIES touches for one with helpers.
+ * the fault cleared it with ktask's workers, each queued on the page's
+ * node.  Workers start when the workqueue gets to them, so the caller may
+ * clear a page alone: up to HELPER_TRIES touches for one with helpers.
  */
 static void test_gigantic_touch(int vcpus)
 {
 	const char *name = "gigantic_first_touch", *dir = huge_mount(SZ_1G);
 	struct pool before, after;
+	struct placement where;
 	int zero, threads, tries = 1;
 	long long wall_ns;
 
@@ -369,16 +409,18 @@ static void test_gigantic_touch(int vcpus)
 		       strerror(errno));
 		return;
 	}
-	zero = touch_gigantic(dir, 1, &threads, &wall_ns);
+	zero = touch_gigantic(dir, 1, &threads, &wall_ns, &where);
 	while (vcpus > 1 && threads < 2 && tries < HELPER_TRIES) {
-		touch_gigantic(dir, 0, &threads, &wall_ns);
+		touch_gigantic(dir, 0, &threads, &wall_ns, &where);
 		tries++;
 	}
 	pool_read(SZ_1G, &after);
 	report(zero == 1 && pool_equal(&before, &after) &&
-	       (vcpus < 2 || threads >= 2), name,
-	       "zero=%d, cleared by %d threads (touch %d), free %lld then %lld",
-	       zero, threads, tries, before.free, after.free);
+	       (vcpus < 2 || threads >= 2) && where.node >= 0 &&
+	       where.on_node == where.helpers, name,
+	       "zero=%d, cleared by %d threads (touch %d), free %lld then %lld, page on node %d, %d of %d helpers bound to it",
+	       zero, threads, tries, before.free, after.free, where.node,
+	       where.on_node, where.helpers);
 }
 
 /*
@@ -406,9 +448,11 @@ static void test_deferred_init(int vcpus, int nodes)
 }
 
 /*
- * What deferred init leaves, for scripts/test.sh to compare between a boot
- * with helpers and one with ktask.max_threads=1: the totals, and each
- * zone's present and managed pages.
+ * What deferred init and the boot-time hugetlb jobs leave, for
+ * scripts/test.sh to compare between a boot with helpers and one with
+ * ktask.max_threads=1 (and with what the memoryless-node boot asked for):
+ * the totals, each zone's present and managed pages, and the 1 GiB pages
+ * gathered into the pool.
  */
 void print_meminfo(void)
 {
@@ -418,6 +462,9 @@ void print_meminfo(void)
 
 	printf("ktask-meminfo: MemTotal %lld kB\n",
 	       read_key("/proc/meminfo", "MemTotal", ':'));
+	printf("ktask-meminfo: 1G pool %lld pages\n",
+	       read_num("/sys/kernel/mm/hugepages/hugepages-1048576kB",
+			"nr_hugepages"));
 	/* Not compared: what boot has allocated by now varies a little. */
 	printf("ktask-memfree: MemFree %lld kB\n",
 	       read_key("/proc/meminfo", "MemFree", ':'));
@@ -547,7 +594,7 @@ static void bench_touch(int threads, int patched)
 
 	if (patched)
 		ktask_threads_set(threads);
-	if (!dir || touch_gigantic(dir, 0, &used, &wall) < 0) {
+	if (!dir || touch_gigantic(dir, 0, &used, &wall, NULL) < 0) {
 		printf("ktask-mm: error bench=touch_1g threads=%d errno=%d\n",
 		       threads, errno);
 		return;

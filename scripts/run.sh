@@ -30,7 +30,9 @@
 # patched kernel's guest runs, see guest/init.c; default
 # bench,contention; "test,..." and "meminfo" boot build/kunit's kernel
 # once, write build/run/MODE-console.log and print no report),
-# HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools; default 528 and 2,
+# CONSOLE (the console log's name in build/run for make test's boots,
+# default MODE-console.log), MEMLESS=1 (the last node has CPUs and no memory: MEM goes to the
+# others), HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools; default 528 and 2,
 # 320 and 2 for make test), SCALE=1 (below).
 #
 # SCALE=1 checks correctness and placement at scale, and measures
@@ -64,7 +66,7 @@ pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
 test|test,*|meminfo|faults)
 	# make test's boots: the KUnit kernel, not the run kernel.
-	log=$out/$(printf '%s' "$mode" | tr , -)-console.log
+	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage
 	# Every warning on the console, where make test looks for reports
 	# (quiet would hide those at KERN_WARNING, lockdep's and WARN's).
@@ -211,20 +213,28 @@ smp_arg() {
 	fi
 }
 
-# -m, one preallocated RAM backend per node and the CPUs split evenly.
+# -m, one preallocated RAM backend per node and the CPUs split evenly;
+# with MEMLESS=1 the last node has its CPUs and no memory.
 numa_args() {
 	total=$(mem_mib "$mem")
-	per=$((total / nodes))
+	with_mem=$nodes
+	[ -z "${MEMLESS:-}" ] || with_mem=$((nodes - 1))
+	[ "$with_mem" -gt 0 ] || die "MEMLESS=1 needs NODES=2 or more"
+	per=$((total / with_mem))
 	[ "$per" -gt 0 ] || die "MEM=$mem is too small for NODES=$nodes"
-	printf -- '-m %sM' $((per * nodes))
+	printf -- '-m %sM' $((per * with_mem))
 	n=0
 	while [ "$n" -lt "$nodes" ]; do
 		first=$((n * vcpus / nodes))
 		last=$(((n + 1) * vcpus / nodes - 1))
 		cpus=
 		[ "$last" -lt "$first" ] || cpus=",cpus=$first-$last"
-		printf -- ' -object memory-backend-ram,id=m%s,size=%sM,prealloc=on' "$n" "$per"
-		printf -- ' -numa node,nodeid=%s%s,memdev=m%s' "$n" "$cpus" "$n"
+		memdev=
+		if [ "$n" -lt "$with_mem" ]; then
+			printf -- ' -object memory-backend-ram,id=m%s,size=%sM,prealloc=on' "$n" "$per"
+			memdev=",memdev=m$n"
+		fi
+		printf -- ' -numa node,nodeid=%s%s%s' "$n" "$cpus" "$memdev"
 		n=$((n + 1))
 	done
 }

@@ -22,7 +22,9 @@
 #               cpu.max, the mm and VFIO callers), allocations failing
 #               under ktask (fault injection), then a kmemleak scan; one
 #               check per test; then a serial boot (ktask.max_threads=1)
-#               that must leave the same memory
+#               that must leave the same memory, and a boot with a
+#               memoryless node whose boot-time 1 GiB pages must all be
+#               gathered
 #   w=1         the .c files the series touches, rebuilt with W=1
 #   sparse      no sparse warning that baseline does not have
 #               (scripts/sparse.sh, against configs/sparse-baseline.txt)
@@ -51,6 +53,7 @@
 set -eu
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/guest-checks.sh"
 
 # The suite of the series (KUNITCONFIG= runs another, e.g. lib/kunit)
 # and the Kconfig options every run adds.
@@ -135,64 +138,6 @@ check_w1() {
 	done
 }
 
-# The guest of the in-guest tests: 2 NUMA nodes of 2 vCPUs, so that
-# deferred struct page init has a helper on each node, and room for two
-# 1 GiB pages.
-guest_env="VCPUS=4 NODES=2 MEM=8G REPEAT=1"
-
-# Boot the KUnit kernel with guest/ in test mode (scripts/run.sh); count
-# its "ktask-test: ok|FAIL NAME ..." lines, and want its "done".
-run_guest_tests() {
-	log=$build/run/test-meminfo-console.log
-	step "guest: build/kunit's kernel in test mode (log: build/${log#"$build"/})"
-	rc=0
-	rm -f "$log"
-	watched guest "$log" "" 'ktask-test: (ok|FAIL) ' \
-		env $guest_env TIMEOUT="$(stage_limit 1800)" MODE=test,meminfo \
-		"$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
-	results=$(sed -n 's/.*ktask-test: //p' "$log" 2>/dev/null | tr -d '\r')
-	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
-	ok=$(printf '%s\n' "$results" | grep -c '^ok ' || true)
-	bad=$(printf '%s\n' "$results" | grep -c '^FAIL ' || true)
-	passed=$((passed + ok))
-	failed=$((failed + bad))
-	if [ "$rc" -ne 0 ] || ! printf '%s\n' "$results" | grep -q '^done'; then
-		fail "guest: the tests did not finish (exit $rc; build/guest-test.log, ${log#"$build"/})"
-		tail -n 5 "$build/guest-test.log" | indent
-		tail -n 30 "$log" 2>/dev/null | indent
-	fi
-	# The tests of the debug kernel: a kernel without its options skips
-	# them, which must not pass unnoticed.
-	for t in fault_nth fault_random kmemleak; do
-		printf '%s\n' "$results" | grep -q "^\(ok\|FAIL\) $t " ||
-			fail "guest: $t did not run (configs/debug.config not in build/kunit?)"
-	done
-	check_splats "guest: kernel reports" "$log"
-}
-
-# Deferred struct page init must leave the same memory with helpers as
-# serially: boot again with ktask.max_threads=1 and compare the totals and
-# each zone's present and managed pages with those of the test boot.
-run_guest_meminfo() {
-	threaded=$build/run/test-meminfo-console.log
-	serial=$build/run/meminfo-console.log
-	step "guest: deferred init, serial boot (ktask.max_threads=1) against the test boot"
-	rc=0
-	rm -f "$serial"
-	env $guest_env TIMEOUT="$(stage_limit 600)" MODE=meminfo APPEND=ktask.max_threads=1 \
-		"$top/scripts/run.sh" >"$build/guest-meminfo.log" 2>&1 || rc=$?
-	a=$(grep -a 'ktask-meminfo:' "$threaded" 2>/dev/null | tr -d '\r')
-	b=$(grep -a 'ktask-meminfo:' "$serial" 2>/dev/null | tr -d '\r')
-	if [ "$rc" -eq 0 ] && [ -n "$a" ] && [ "$a" = "$b" ]; then
-		pass
-		printf '%s\n' "$a" | grep -c . | sed 's/^/    same /; s/$/ lines: MemTotal, zone present and managed/'
-	else
-		fail "guest: memory after a serial boot differs (exit $rc)"
-		diff "$threaded" "$serial" | grep 'ktask-meminfo' | indent
-	fi
-	check_splats "guest (serial boot): kernel reports" "$serial"
-}
-
 # The suite on the KCSAN kernel; a race in ktask's code fails.
 run_kcsan() {
 	timed "kunit, KCSAN" run_kunit kcsan "$build/kunit-kcsan" run \
@@ -257,10 +202,11 @@ if [ -n "$debug_built" ]; then
 	check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
 	timed "guest tests" run_guest_tests
 	timed "guest serial boot" run_guest_meminfo
+	timed "guest memoryless node" run_guest_memless
 	timed "W=1" check_w1
 	timed sparse summed sparse "$build/sparse.log" 1200 "$top/scripts/sparse.sh"
 else
-	skipped "kunit (smt)" guest "guest serial boot" W=1 sparse
+	skipped "kunit (smt)" guest "guest serial boot" "guest memoryless node" W=1 sparse
 fi
 timed matrix summed matrix "$build/matrix.log" 3600 "$top/scripts/matrix.sh"
 if [ "$tier" = gauntlet ]; then

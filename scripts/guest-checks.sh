@@ -1,0 +1,86 @@
+# The stages of make test that boot build/kunit's kernel with guest/ as
+# PID 1 (scripts/run.sh): the in-guest tests, the serial boot against
+# them, the memoryless-node boot.  Source it after checks.sh.
+# shellcheck shell=sh
+
+# The guest of the in-guest tests: 2 NUMA nodes of 2 vCPUs, so that
+# deferred struct page init has a helper on each node, and room for two
+# 1 GiB pages.
+guest_env="VCPUS=4 NODES=2 MEM=8G REPEAT=1"
+
+# Boot the KUnit kernel with guest/ in test mode (scripts/run.sh); count
+# its "ktask-test: ok|FAIL NAME ..." lines, and want its "done".
+run_guest_tests() {
+	log=$build/run/test-meminfo-console.log
+	step "guest: build/kunit's kernel in test mode (log: build/${log#"$build"/})"
+	rc=0
+	rm -f "$log"
+	watched guest "$log" "" 'ktask-test: (ok|FAIL) ' \
+		env $guest_env TIMEOUT="$(stage_limit 1800)" MODE=test,meminfo \
+		"$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
+	results=$(sed -n 's/.*ktask-test: //p' "$log" 2>/dev/null | tr -d '\r')
+	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
+	ok=$(printf '%s\n' "$results" | grep -c '^ok ' || true)
+	bad=$(printf '%s\n' "$results" | grep -c '^FAIL ' || true)
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	if [ "$rc" -ne 0 ] || ! printf '%s\n' "$results" | grep -q '^done'; then
+		fail "guest: the tests did not finish (exit $rc; build/guest-test.log, ${log#"$build"/})"
+		tail -n 5 "$build/guest-test.log" | indent
+		tail -n 30 "$log" 2>/dev/null | indent
+	fi
+	# The tests of the debug kernel: a kernel without its options skips
+	# them, which must not pass unnoticed.
+	for t in fault_nth fault_random kmemleak; do
+		printf '%s\n' "$results" | grep -q "^\(ok\|FAIL\) $t " ||
+			fail "guest: $t did not run (configs/debug.config not in build/kunit?)"
+	done
+	check_splats "guest: kernel reports" "$log"
+}
+
+# Deferred struct page init must leave the same memory with helpers as
+# serially: boot again with ktask.max_threads=1 and compare the totals and
+# each zone's present and managed pages with those of the test boot.
+run_guest_meminfo() {
+	threaded=$build/run/test-meminfo-console.log
+	serial=$build/run/meminfo-console.log
+	step "guest: deferred init, serial boot (ktask.max_threads=1) against the test boot"
+	rc=0
+	rm -f "$serial"
+	env $guest_env TIMEOUT="$(stage_limit 600)" MODE=meminfo APPEND=ktask.max_threads=1 \
+		"$top/scripts/run.sh" >"$build/guest-meminfo.log" 2>&1 || rc=$?
+	a=$(grep -a 'ktask-meminfo:' "$threaded" 2>/dev/null | tr -d '\r')
+	b=$(grep -a 'ktask-meminfo:' "$serial" 2>/dev/null | tr -d '\r')
+	if [ "$rc" -eq 0 ] && [ -n "$a" ] && [ "$a" = "$b" ]; then
+		pass
+		printf '%s\n' "$a" | grep -c . | sed 's/^/    same /; s/$/ lines: MemTotal, zone present and managed/'
+	else
+		fail "guest: memory after a serial boot differs (exit $rc)"
+		diff "$threaded" "$serial" | grep 'ktask-meminfo' | indent
+	fi
+	check_splats "guest (serial boot): kernel reports" "$serial"
+}
+
+# Boot-time gigantic pages asked for on a node of CPUs only come from
+# another node's memory and are listed under the node asked for: boot with
+# node 1 memoryless and one 1 GiB page on each node, and want both in the
+# pool, as 6.12 gathers them.
+run_guest_memless() {
+	log=$build/run/memless-console.log
+	step "guest: a memoryless node 1, hugepages=0:1,1:1 of 1 GiB (log: build/run/${log##*/})"
+	rc=0
+	rm -f "$log"
+	watched "guest (memoryless node)" "$log" "" '' \
+		env VCPUS=4 NODES=2 MEM=6G MEMLESS=1 REPEAT=1 TIMEOUT="$(stage_limit 600)" \
+		MODE=meminfo CONSOLE=memless-console.log HUGEPAGES_1G=0:1,1:1 \
+		"$top/scripts/run.sh" >"$build/guest-memless.log" 2>&1 || rc=$?
+	pool=$(sed -n 's/.*ktask-meminfo: 1G pool \([0-9-]*\) pages.*/\1/p' "$log" 2>/dev/null | tail -1)
+	if [ "$rc" -eq 0 ] && [ "$pool" = 2 ]; then
+		pass
+		printf '    ok memless: 2 of 2 pages of 1 GiB in the pool\n'
+	else
+		fail "guest (memoryless node): ${pool:-no} pages of 1 GiB in the pool, want 2 (exit $rc$(limit_note "$rc"))"
+		grep -a 'HugeTLB' "$log" 2>/dev/null | indent
+	fi
+	check_splats "guest (memoryless node): kernel reports" "$log"
+}
