@@ -9,6 +9,8 @@ PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
 export PATH
 build=$top/build
 tree=$build/linux
+# The baseline tag checked out (baseline_tree), for unpatched builds.
+base_tree=$build/linux-baseline
 
 # The Debian package the series is based on, and where it puts the source.
 source_pkg=linux-source-6.12
@@ -30,6 +32,25 @@ git_identity() {
 	GIT_COMMITTER_NAME=$(git -C "$top" config user.name || echo ktask)
 	GIT_COMMITTER_EMAIL=$(git -C "$top" config user.email || echo ktask@localhost)
 	export GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+}
+
+# The .c and .h files the series changes (against baseline, committed or
+# not: make test tests the tree as it is), with git diff options $@.
+changed_files() {
+	git -C "$tree" diff --name-only "$@" baseline -- '*.c' '*.h'
+	git -C "$tree" ls-files --others --exclude-standard -- '*.c' '*.h'
+}
+
+# build/linux-baseline: the baseline tag of build/linux, checked out as a
+# worktree; made again when build/linux was unpacked anew.
+baseline_tree() {
+	want=$(git -C "$tree" rev-parse baseline)
+	have=$(git -C "$base_tree" rev-parse HEAD 2>/dev/null || true)
+	[ "$have" != "$want" ] || return 0
+	step "checking out the baseline in build/linux-baseline"
+	rm -rf "$base_tree"
+	git -C "$tree" worktree prune
+	git -C "$tree" worktree add -q --detach "$base_tree" baseline
 }
 
 need_tree() {

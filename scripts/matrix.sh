@@ -161,9 +161,7 @@ build_one() {
 }
 
 need_tree
-# The series' .c files, committed or not (make test tests the tree as it is).
-files=$({ git -C "$tree" diff --name-only baseline -- '*.c'
-	git -C "$tree" ls-files --others --exclude-standard -- '*.c'; } | sort -u)
+files=$(changed_files | grep '\.c$' | sort -u)
 [ -n "$files" ] || die "the series changes no .c file"
 only=${MATRIX:-}
 

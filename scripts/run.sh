@@ -60,7 +60,6 @@ extra=${APPEND:-}
 mode=${MODE:-bench,contention}
 log=$out/console.log
 kernel=$out/arch/x86/boot/bzImage
-base_tree=$build/linux-baseline
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
@@ -142,18 +141,6 @@ check_config() {
 build_kernel() {
 	step "building build/${2##*/} (-j2)"
 	kmake "$1" "$2" -j2 bzImage
-}
-
-# build/linux-baseline: the baseline tag of build/linux, checked out as a
-# worktree; made again when build/linux was unpacked anew.
-baseline_tree() {
-	want=$(git -C "$tree" rev-parse baseline)
-	have=$(git -C "$base_tree" rev-parse HEAD 2>/dev/null || true)
-	[ "$have" != "$want" ] || return 0
-	step "checking out the baseline in build/linux-baseline"
-	rm -rf "$base_tree"
-	git -C "$tree" worktree prune
-	git -C "$tree" worktree add -q --detach "$base_tree" baseline
 }
 
 # The kernel's own hugetlb selftests that this guest can run (it has no

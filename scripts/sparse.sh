@@ -25,14 +25,11 @@ export LC_ALL
 
 list=$top/configs/sparse-baseline.txt
 seed=$build/kunit/.config
-base_tree=$build/linux-baseline
 
 need_tree
 [ -f "$seed" ] || die "no $seed: make test builds build/kunit first"
 command -v sparse >/dev/null || die "no sparse: scripts/deps.sh installs it"
-# The series' .c files, committed or not (make test tests the tree as it is).
-files=$({ git -C "$tree" diff --name-only baseline -- '*.c'
-	git -C "$tree" ls-files --others --exclude-standard -- '*.c'; } | sort -u)
+files=$(changed_files | grep '\.c$' | sort -u)
 
 # warnings SRC OUT: sparse on the objects of $files that OUT builds, as
 # sorted "file: message" lines.
@@ -46,11 +43,7 @@ warnings() {
 }
 
 if [ "${1:-}" = --update ]; then
-	if ! git -C "$tree" worktree list --porcelain | grep -qx "worktree $base_tree"; then
-		rm -rf "$base_tree"
-		git -C "$tree" worktree prune
-		git -C "$tree" worktree add -q --detach "$base_tree" baseline
-	fi
+	baseline_tree
 	out=$build/sparse-baseline
 	mkdir -p "$out"
 	grep -v -e '^CONFIG_KTASK' -e '^# CONFIG_KTASK' "$seed" >"$out/.config"

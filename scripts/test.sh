@@ -62,12 +62,6 @@ qemu_config=$top/configs/kunit-qemu.config
 debug_config=$top/configs/debug.config
 kcsan_config=$top/configs/kcsan.config
 
-# Files the series changes (vs baseline, committed or not) matching $@.
-changed_files() {
-	git -C "$tree" diff --name-only "$@" baseline -- '*.c' '*.h'
-	git -C "$tree" ls-files --others --exclude-standard -- '*.c' '*.h'
-}
-
 series_patches() {
 	[ -f "$top/patches/series" ] || return 0
 	grep -v -e '^#' -e '^[[:space:]]*$' "$top/patches/series" || true
