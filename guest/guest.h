@@ -2,8 +2,9 @@
 /*
  * What the parts of the guest's PID 1 share: init.c (the entry point and
  * the benchmark), contention.c (jobs beside CPU hogs), selftest.c (the
- * in-guest tests of make test), hugetlb.c and vfio.c (ktask's callers)
- * and faults.c (fault injection and leaks, on make test's debug kernel).
+ * in-guest tests of make test), hugetlb.c, falloc_race.c and vfio.c
+ * (ktask's callers) and faults.c (fault injection and leaks, on make
+ * test's debug kernel).
  */
 #ifndef KTASK_GUEST_H
 #define KTASK_GUEST_H
@@ -27,6 +28,11 @@ struct bench_result {
 	unsigned long long	cpu_ns;		/* in thread functions */
 	unsigned long long	job_cpu_ns;	/* all of the job's threads */
 	unsigned long long	sum;		/* the cpu job's, 0 if none */
+};
+
+/* HugePages_Total/Free/Rsvd/Surp of one page size. */
+struct pool {
+	long long	total, free, rsvd, surp;
 };
 
 int write_str(const char *path, const char *s);
@@ -57,6 +63,8 @@ void run_mm_bench(const int *threads, int nthreads, int repeat,
 		  int vcpus);
 const char *huge_mount(unsigned long size);
 long long huge_free(unsigned long size);
+void pool_read(unsigned long size, struct pool *p);
+void run_falloc_race_tests(int vcpus);
 void run_vfio_tests(int vcpus);
 void bench_vfio_map(int threads, int patched);
 void bench_vfio_map_busy(int threads, int patched, int vcpus);

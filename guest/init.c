@@ -11,6 +11,7 @@
  *	mm		fallocate(), 1 GiB first touch, VFIO map and memset() rates
  *			(hugetlb.c, vfio.c)
  *	vfio		the VFIO tests of make test alone, for working on them (vfio.c)
+ *	falloc		the fallocate() race tests of make test alone (falloc_race.c)
  *	faults		the fault injection and kmemleak tests alone (faults.c)
  *	meminfo		deferred init times, memory totals per zone (hugetlb.c)
  *
@@ -348,6 +349,8 @@ int main(void)
 		run_selftest(vcpus);
 	else if (has_mode(modes, "vfio"))
 		run_vfio_tests(vcpus);
+	else if (has_mode(modes, "falloc"))
+		run_falloc_race_tests(vcpus);
 	else if (has_mode(modes, "faults"))
 		run_fault_selftest(vcpus);
 	printf(PREFIX "done\n");

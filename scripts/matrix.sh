@@ -40,7 +40,7 @@ PREEMPT=y	PREEMPT_NONE=n|PREEMPT=y	-
 PREEMPT_RT=y	EXPERT=y|PREEMPT_NONE=n|PREEMPT_RT=y	-
 HUGETLBFS=n	HUGETLBFS=n			fs/hugetlbfs/inode.o|mm/hugetlb.o
 CGROUPS=n	CGROUPS=n			-
-VFIO=n		VFIO=n				drivers/vfio/vfio_iommu_type1.o
+VFIO=n		VFIO=n				drivers/vfio/vfio_iommu_type1.o|drivers/vfio/vfio_iommu_type1_test.o
 TRACING=n	FTRACE=n|TRACEPOINTS=n		lib/ktask_bench.o
 DEFERRED_INIT=n	DEFERRED_STRUCT_PAGE_INIT=n	-
 '

@@ -28,8 +28,9 @@
 # APPEND (more kernel parameters), RUN_ALLOW_MISSING=1 (warn instead of
 # failing when an option of run.config is not set), MODE (what the
 # patched kernel's guest runs, see guest/init.c; default
-# bench,contention; "test,..." and "meminfo" boot build/kunit's kernel
-# once, write build/run/MODE-console.log and print no report),
+# bench,contention; "test,...", "meminfo", "faults" and "falloc" boot
+# build/kunit's kernel once, write build/run/MODE-console.log and print
+# no report),
 # CONSOLE (the console log's name in build/run for make test's boots,
 # default MODE-console.log), MEMLESS=1 (the last node has CPUs and no memory: MEM goes to the
 # others), HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools; default 528 and 2,
@@ -63,7 +64,7 @@ kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|faults)
+test|test,*|meminfo|faults|falloc)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hugetlbfs fallocate() that stops half way while another thread of the
+ * process writes to pages of its range: no byte the other thread wrote
+ * may be lost, and the pool must end as the serial code leaves it.
+ *
+ * fallocate() on several threads adds pages in any order.  If it then
+ * took out the pages it added past the point where the serial loop would
+ * have failed, a page another thread had faulted in, written to and
+ * unmapped (MADV_DONTNEED keeps it in the file) would go, and its data
+ * with it.  The writer here does exactly that, from the end of the range
+ * down, each page once, while the call runs into:
+ *
+ *	falloc_race_mount	the size limit of the mount (its subpool)
+ *	falloc_race_cgroup	the hugetlb.2MB.max of the caller's hugetlb
+ *				cgroup, which a reservation does not cover
+ *	falloc_race_signal	a signal, sent by the writer once it has
+ *				written a few pages
+ *
+ * Each test runs RACE_ROUNDS calls and checks after every call that each
+ * page the writer wrote still reads back its pattern (pread(), so that a
+ * page taken out reads as a hole, zeros), that no reservation is left
+ * (HugePages_Rsvd as before: the writer's mapping is MAP_NORESERVE), that
+ * the file holds as many pages as the pool lost, and, once the file is
+ * gone, that the pool is back where it started.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guest.h"
+
+#define SZ_2M		(2UL << 20)
+#define RACE_ROUNDS	4
+#define RACE_MAGIC	0x6b7461736b000000ULL	/* | page index */
+#define RACE_SIGNAL_AT	2	/* pages written before the signal */
+#define RACE_SIGNAL_US	100000	/* and no sooner after the writer starts */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23
+#endif
+#define CGROOT		"/sys/fs/cgroup"
+#define RACE_CG		CGROOT "/falloc-race"
+
+/* One fallocate() against the writer. */
+struct race {
+	char			*map;		/* MAP_SHARED|MAP_NORESERVE */
+	long			pages;		/* in the range */
+	volatile int		done;		/* the call returned */
+	pthread_t		caller;
+	int			signal_at;	/* 0: send no signal */
+	unsigned char		*written;	/* per page, by the writer */
+	long			nr_written;
+};
+
+/* What all rounds of one test saw. */
+struct race_total {
+	int	rounds, bad_errno, lost, rsvd_left, blocks_wrong, pool_wrong;
+	int	interrupted;	/* rounds that returned EINTR */
+	int	max_threads;
+	long	written;
+};
+
+/* Write a pattern to each page of the range it can fault in, once. */
+static void *race_writer(void *arg)
+{
+	struct race *r = arg;
+	long j;
+
+	/* The signal must find the caller inside fallocate(). */
+	if (r->signal_at)
+		usleep(RACE_SIGNAL_US);
+	while (!r->done) {
+		for (j = r->pages - 1; j >= 0 && !r->done; j--) {
+			char *p = r->map + j * SZ_2M;
+
+			if (r->written[j] ||
+			    madvise(p, SZ_2M, MADV_POPULATE_WRITE))
+				continue;
+			*(volatile unsigned long long *)p = RACE_MAGIC | j;
+			r->written[j] = 1;
+			madvise(p, SZ_2M, MADV_DONTNEED);
+			if (++r->nr_written == r->signal_at)
+				pthread_kill(r->caller, SIGUSR1);
+		}
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static void race_on_signal(int sig)
+{
+	(void)sig;
+}
+
+/* Pages the writer wrote that no longer read back its pattern. */
+static int race_lost(int fd, const struct race *r)
+{
+	unsigned long long v;
+	int lost = 0;
+	long j;
+
+	for (j = 0; j < r->pages; j++) {
+		if (!r->written[j])
+			continue;
+		if (pread(fd, &v, sizeof(v), j * SZ_2M) != sizeof(v) ||
+		    v != (RACE_MAGIC | j))
+			lost++;
+	}
+	return lost;
+}
+
+/*
+ * One round in @dir: fallocate() of @pages pages of a new file, which
+ * must fail with @want_errno (or succeed, with @want_errno EINTR: the
+ * signal may come late), beside the writer.
+ */
+static void race_round(const char *dir, long pages, int want_errno,
+		       struct race_total *t)
+{
+	struct race r = { .pages = pages, .caller = pthread_self() };
+	struct pool before, after, end;
+	struct stat st;
+	pthread_t writer;
+	char path[64];
+	int fd, err, threads;
+
+	if (want_errno == EINTR)
+		r.signal_at = RACE_SIGNAL_AT;
+	snprintf(path, sizeof(path), "%s/race", dir);
+	pool_read(SZ_2M, &before);
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	r.written = calloc(pages, 1);
+	if (fd < 0 || !r.written || ftruncate(fd, pages * SZ_2M)) {
+		t->bad_errno++;
+		goto out;
+	}
+	r.map = mmap(NULL, pages * SZ_2M, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (r.map == MAP_FAILED) {
+		t->bad_errno++;
+		goto out;
+	}
+	trace_start();
+	pthread_create(&writer, NULL, race_writer, &r);
+	err = fallocate(fd, 0, 0, pages * SZ_2M) ? errno : 0;
+	r.done = 1;
+	pthread_join(writer, NULL);
+	threads = trace_threads("hugetlbfs_falloc_chunk");
+	if (threads > t->max_threads)
+		t->max_threads = threads;
+	t->interrupted += err == EINTR;
+	pool_read(SZ_2M, &after);
+	fstat(fd, &st);
+	t->bad_errno += err != want_errno && !(want_errno == EINTR && !err);
+	t->lost += race_lost(fd, &r);
+	t->rsvd_left += after.rsvd != before.rsvd;
+	t->blocks_wrong += st.st_blocks / (long long)(SZ_2M / 512) !=
+			   before.free - after.free;
+	t->written += r.nr_written;
+	munmap(r.map, pages * SZ_2M);
+out:
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	free(r.written);
+	pool_read(SZ_2M, &end);
+	t->pool_wrong += end.free != before.free || end.rsvd != before.rsvd;
+	t->rounds++;
+}
+
+/*
+ * The test passes if no round lost a page or left the pool wrong, and,
+ * with @threaded, at least one round ran on several threads (with more
+ * than one vCPU): that is the path the test is for.
+ */
+static void race_report(const char *name, const char *why,
+			const struct race_total *t, int vcpus, int threaded)
+{
+	report(t->rounds == RACE_ROUNDS && !t->bad_errno && !t->lost &&
+	       !t->rsvd_left && !t->blocks_wrong && !t->pool_wrong &&
+	       (!threaded || vcpus < 2 || t->max_threads >= 2), name,
+	       "%d rounds %s (%d EINTR), %ld pages written beside it: %d lost, %d with an unexpected errno, %d with reservations left, %d with blocks unlike the pool, %d with the pool changed after; at most %d threads",
+	       t->rounds, why, t->interrupted, t->written, t->lost,
+	       t->bad_errno, t->rsvd_left, t->blocks_wrong, t->pool_wrong,
+	       t->max_threads);
+}
+
+/*
+ * Twice the pages of a mount limited to a quarter of the free pool: the call
+ * fails with ENOSPC.  The pool cannot cover the range, so the call runs
+ * serially (the threshold is the reservation, see hugetlbfs_falloc_start()).
+ */
+static void test_race_mount(int vcpus)
+{
+	const char *dir = "/mnt/huge-race";
+	struct race_total t = { 0 };
+	long limit = huge_free(SZ_2M) / 4;
+	char opts[64];
+	int i;
+
+	snprintf(opts, sizeof(opts), "pagesize=2M,size=%lu", limit * SZ_2M);
+	mkdir(dir, 0755);
+	if (limit < 1 || (mount("none", dir, "hugetlbfs", 0, opts) &&
+			  errno != EBUSY)) {
+		report(0, "falloc_race_mount", "cannot mount %s (%s): %s", dir,
+		       opts, strerror(errno));
+		return;
+	}
+	for (i = 0; i < RACE_ROUNDS; i++)
+		race_round(dir, 2 * limit, ENOSPC, &t);
+	umount(dir);
+	race_report("falloc_race_mount", "of ENOSPC from the mount", &t,
+		    vcpus, 0);
+}
+
+/* Three quarters of the free pool, interrupted by a signal. */
+static void test_race_signal(int vcpus)
+{
+	struct sigaction sa = { .sa_handler = race_on_signal };
+	const char *dir = huge_mount(SZ_2M);
+	struct race_total t = { 0 };
+	int i;
+
+	/* No SA_RESTART: the call returns EINTR. */
+	sigaction(SIGUSR1, &sa, NULL);
+	for (i = 0; dir && i < RACE_ROUNDS; i++)
+		race_round(dir, huge_free(SZ_2M) * 3 / 4, EINTR, &t);
+	signal(SIGUSR1, SIG_DFL);
+	/* A call that finished before the signal tests nothing. */
+	if (!t.interrupted)
+		t.bad_errno++;
+	race_report("falloc_race_signal", "interrupted", &t, vcpus, 1);
+}
+
+/*
+ * In a child in a hugetlb cgroup whose hugetlb.2MB.max is a quarter of the
+ * free pool, twice that: the call reserves its range and then fails half way,
+ * on several threads.
+ */
+static void race_cgroup_child(int vcpus)
+{
+	const char *dir = huge_mount(SZ_2M);
+	struct race_total t = { 0 };
+	long limit = huge_free(SZ_2M) / 4;
+	char max[32];
+	int i;
+
+	snprintf(max, sizeof(max), "%lu\n", limit * SZ_2M);
+	if (!dir || write_str(RACE_CG "/hugetlb.2MB.max", max) ||
+	    write_str(RACE_CG "/cgroup.procs", "0\n")) {
+		report(0, "falloc_race_cgroup", "cannot join %s with hugetlb.2MB.max %s: %s",
+		       RACE_CG, max, strerror(errno));
+		return;
+	}
+	for (i = 0; i < RACE_ROUNDS; i++)
+		race_round(dir, 2 * limit, ENOSPC, &t);
+	race_report("falloc_race_cgroup", "of ENOSPC from the hugetlb cgroup",
+		    &t, vcpus, 1);
+}
+
+static void test_race_cgroup(int vcpus)
+{
+	pid_t pid;
+
+	mkdir(CGROOT, 0755);
+	if ((mount("cgroup2", CGROOT, "cgroup2", 0, NULL) && errno != EBUSY) ||
+	    write_str(CGROOT "/cgroup.subtree_control", "+hugetlb\n") ||
+	    (mkdir(RACE_CG, 0755) && errno != EEXIST)) {
+		report(0, "falloc_race_cgroup", "cannot set up %s: %s",
+		       RACE_CG, strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (!pid) {
+		race_cgroup_child(vcpus);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	rmdir(RACE_CG);
+}
+
+void run_falloc_race_tests(int vcpus)
+{
+	test_race_mount(vcpus);
+	test_race_signal(vcpus);
+	test_race_cgroup(vcpus);
+}
