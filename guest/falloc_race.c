@@ -209,6 +209,7 @@ static void test_race_mount(int vcpus)
 	int i;
 
 	snprintf(opts, sizeof(opts), "pagesize=2M,size=%lu", limit * SZ_2M);
+	mkdir("/mnt", 0755);
 	mkdir(dir, 0755);
 	if (limit < 1 || (mount("none", dir, "hugetlbfs", 0, opts) &&
 			  errno != EBUSY)) {
