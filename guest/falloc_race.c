@@ -44,7 +44,13 @@
 #define RACE_ROUNDS	4
 #define RACE_MAGIC	0x6b7461736b000000ULL	/* | page index */
 #define RACE_SIGNAL_AT	2	/* pages written before the signal */
-#define RACE_SIGNAL_US	100000	/* and no sooner after the writer starts */
+/*
+ * Before its first write, the writer waits until the call has reserved
+ * its range (HugePages_Rsvd goes up), for at most RACE_START_US: a range
+ * that has pages already runs serially, and the tests want the threaded
+ * path.  A call that runs serially reserves nothing.
+ */
+#define RACE_START_US	300000
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
@@ -58,6 +64,8 @@ struct race {
 	volatile int		done;		/* the call returned */
 	pthread_t		caller;
 	int			signal_at;	/* 0: send no signal */
+	long long		rsvd;		/* HugePages_Rsvd before */
+	int			threaded;	/* wait for the reservation */
 	unsigned char		*written;	/* per page, by the writer */
 	long			nr_written;
 };
@@ -70,15 +78,27 @@ struct race_total {
 	long	written;
 };
 
+static void race_wait_reserved(struct race *r)
+{
+	long long t0 = now_ns();
+	struct pool p;
+
+	do {
+		pool_read(SZ_2M, &p);
+		if (p.rsvd > r->rsvd)
+			return;
+		usleep(1000);
+	} while (!r->done && now_ns() - t0 < RACE_START_US * 1000LL);
+}
+
 /* Write a pattern to each page of the range it can fault in, once. */
 static void *race_writer(void *arg)
 {
 	struct race *r = arg;
 	long j;
 
-	/* The signal must find the caller inside fallocate(). */
-	if (r->signal_at)
-		usleep(RACE_SIGNAL_US);
+	if (r->threaded)
+		race_wait_reserved(r);
 	while (!r->done) {
 		for (j = r->pages - 1; j >= 0 && !r->done; j--) {
 			char *p = r->map + j * SZ_2M;
@@ -122,12 +142,17 @@ static int race_lost(int fd, const struct race *r)
 /*
  * One round in @dir: fallocate() of @pages pages of a new file, which
  * must fail with @want_errno (or succeed, with @want_errno EINTR: the
- * signal may come late), beside the writer.
+ * signal may come late), beside the writer; with @threaded, the writer
+ * first waits for the call to reserve its range.
  */
 static void race_round(const char *dir, long pages, int want_errno,
-		       struct race_total *t)
+		       int threaded, struct race_total *t)
 {
-	struct race r = { .pages = pages, .caller = pthread_self() };
+	struct race r = {
+		.pages		= pages,
+		.caller		= pthread_self(),
+		.threaded	= threaded,
+	};
 	struct pool before, after, end;
 	struct stat st;
 	pthread_t writer;
@@ -151,6 +176,7 @@ static void race_round(const char *dir, long pages, int want_errno,
 		goto out;
 	}
 	trace_start();
+	r.rsvd = before.rsvd;
 	pthread_create(&writer, NULL, race_writer, &r);
 	err = fallocate(fd, 0, 0, pages * SZ_2M) ? errno : 0;
 	r.done = 1;
@@ -179,16 +205,18 @@ out:
 }
 
 /*
- * The test passes if no round lost a page or left the pool wrong, and,
- * with @threaded, at least one round ran on several threads (with more
- * than one vCPU): that is the path the test is for.
+ * The test passes if no round lost a page or left the pool wrong, pages
+ * were written beside the calls, and, with @threaded, at least one round
+ * ran on several threads (with more than one vCPU): that is the path the
+ * test is for.
  */
 static void race_report(const char *name, const char *why,
 			const struct race_total *t, int vcpus, int threaded)
 {
 	report(t->rounds == RACE_ROUNDS && !t->bad_errno && !t->lost &&
 	       !t->rsvd_left && !t->blocks_wrong && !t->pool_wrong &&
-	       (!threaded || vcpus < 2 || t->max_threads >= 2), name,
+	       t->written && (!threaded || vcpus < 2 || t->max_threads >= 2),
+	       name,
 	       "%d rounds %s (%d EINTR), %ld pages written beside it: %d lost, %d with an unexpected errno, %d with reservations left, %d with blocks unlike the pool, %d with the pool changed after; at most %d threads",
 	       t->rounds, why, t->interrupted, t->written, t->lost,
 	       t->bad_errno, t->rsvd_left, t->blocks_wrong, t->pool_wrong,
@@ -218,7 +246,7 @@ static void test_race_mount(int vcpus)
 		return;
 	}
 	for (i = 0; i < RACE_ROUNDS; i++)
-		race_round(dir, 2 * limit, ENOSPC, &t);
+		race_round(dir, 2 * limit, ENOSPC, 0, &t);
 	umount(dir);
 	race_report("falloc_race_mount", "of ENOSPC from the mount", &t,
 		    vcpus, 0);
@@ -235,7 +263,7 @@ static void test_race_signal(int vcpus)
 	/* No SA_RESTART: the call returns EINTR. */
 	sigaction(SIGUSR1, &sa, NULL);
 	for (i = 0; dir && i < RACE_ROUNDS; i++)
-		race_round(dir, huge_free(SZ_2M) * 3 / 4, EINTR, &t);
+		race_round(dir, huge_free(SZ_2M) * 3 / 4, EINTR, 1, &t);
 	signal(SIGUSR1, SIG_DFL);
 	/* A call that finished before the signal tests nothing. */
 	if (!t.interrupted)
@@ -264,7 +292,7 @@ static void race_cgroup_child(int vcpus)
 		return;
 	}
 	for (i = 0; i < RACE_ROUNDS; i++)
-		race_round(dir, 2 * limit, ENOSPC, &t);
+		race_round(dir, 2 * limit, ENOSPC, 1, &t);
 	race_report("falloc_race_cgroup", "of ENOSPC from the hugetlb cgroup",
 		    &t, vcpus, 1);
 }
