@@ -12,7 +12,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,84 +90,6 @@ static void in_child(void (*fn)(int), int arg)
 		_exit(0);
 	}
 	waitpid(pid, NULL, 0);
-}
-
-#define GONE_TRIES	10	/* jobs idle, and again beside the hogs */
-#define GONE_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
-
-/*
- * One self-benchmark job from this task, checked the moment its write()
- * returns (bench_run() would first close the file and read the result):
- * unshare(CLONE_VM), which a process with other threads may not do, then
- * Threads: in /proc/self/status.  Adds to *@refused and *@left; returns
- * the job's threads, or -1.
- */
-static int gone_job(int threads, int *refused, int *left)
-{
-	struct bench_result res;
-	char cmd[32];
-	int fd, n;
-
-	snprintf(cmd, sizeof(cmd), "cpu %d\n", threads);
-	fd = open(BENCH, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, cmd, strlen(cmd));
-	*refused += unshare(CLONE_VM) != 0;
-	*left += read_key("/proc/self/status", "Threads", ':') != 1;
-	close(fd);
-	if (n < 0 || read_line(BENCH, res.line, sizeof(res.line)))
-		return -1;
-	n = strstr(res.line, " used=") ? atoi(strstr(res.line, " used=") + 6) : -1;
-	return n;
-}
-
-/*
- * When a user task's job returns, its helpers have left its thread group:
- * unshare(CLONE_VM) works and Threads: is 1 again at once.  Idle, and
- * beside a nice-0 hog on every vCPU, where a MAX_NICE helper is slow to
- * get a CPU to exit on.  In a child, single-threaded; unshare(CLONE_VM)
- * of a single-threaded process changes nothing.
- */
-static void helpers_gone_child(int vcpus)
-{
-	int load, i, used = 0, left = 0, refused = 0, n = 0;
-	char units[32] = "";
-	cpu_set_t two;
-
-	/*
-	 * Beside the hogs: two CPUs, so that the caller often wakes where
-	 * its helper runs and preempts it there, lending off, so that the
-	 * helper then waits at MAX_NICE, and a shorter job.
-	 */
-	CPU_ZERO(&two);
-	CPU_SET(0, &two);
-	CPU_SET(1, &two);
-	read_line(GONE_UNITS, units, sizeof(units));
-	for (load = 0; load < 2 && n >= 0; load++) {
-		if (load && (busy_start(vcpus) ||
-			     sched_setaffinity(0, sizeof(two), &two) ||
-			     write_str(KNOB_LENDING, "0\n") ||
-			     write_str(GONE_UNITS, "16384\n"))) {
-			report(0, "helpers_gone", "cannot set up the busy case: %s",
-			       strerror(errno));
-			n = -1;
-			break;
-		}
-		for (i = 0; i < GONE_TRIES && n >= 0; i++) {
-			n = gone_job(load ? 2 : vcpus, &refused, &left);
-			used += n >= 2;
-		}
-	}
-	busy_stop();
-	write_str(KNOB_LENDING, "1\n");
-	if (units[0])
-		write_str(GONE_UNITS, units);
-	report(n >= 0 && !left && !refused && (vcpus < 2 || used),
-	       "helpers_gone",
-	       "%d jobs idle and %d beside a hog per vCPU, %d with helpers: %d with unshare(CLONE_VM) refused, %d returned with Threads: above 1%s",
-	       GONE_TRIES, GONE_TRIES, used, refused, left,
-	       n < 0 ? " (a job failed)" : "");
 }
 
 /* A caller pinned to one CPU gets no helper there or elsewhere. */
@@ -392,7 +313,6 @@ void run_selftest(int vcpus)
 	run_vfio_tests(vcpus);
 	run_kselftests();
 	test_helpers(vcpus);
-	in_child(helpers_gone_child, vcpus);
 	in_child(pinned_child, vcpus);
 	test_knob(vcpus);
 	test_trace_events(vcpus);
