@@ -35,7 +35,6 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "guest.h"
@@ -299,8 +298,6 @@ static void race_cgroup_child(int vcpus)
 
 static void test_race_cgroup(int vcpus)
 {
-	pid_t pid;
-
 	mkdir(CGROOT, 0755);
 	if ((mount("cgroup2", CGROOT, "cgroup2", 0, NULL) && errno != EBUSY) ||
 	    write_str(CGROOT "/cgroup.subtree_control", "+hugetlb\n") ||
@@ -309,14 +306,7 @@ static void test_race_cgroup(int vcpus)
 		       RACE_CG, strerror(errno));
 		return;
 	}
-	pid = fork();
-	if (!pid) {
-		race_cgroup_child(vcpus);
-		fflush(stdout);
-		_exit(0);
-	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
+	in_child(race_cgroup_child, vcpus);
 	rmdir(RACE_CG);
 }
 

@@ -50,6 +50,7 @@ int count_nodes(void);
 int ktask_threads_set(int threads);
 void report(int ok, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+void in_child(void (*fn)(int), int arg);
 
 void run_contention(int vcpus, int repeat);
 int busy_start(int vcpus);

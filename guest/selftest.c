@@ -76,7 +76,7 @@ static void test_helpers(int vcpus)
 }
 
 /* Run @fn in a child process and wait for it. */
-static void in_child(void (*fn)(int), int arg)
+void in_child(void (*fn)(int), int arg)
 {
 	pid_t pid = fork();
 
