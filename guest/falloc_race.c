@@ -53,7 +53,6 @@
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23
 #endif
-#define CGROOT		"/sys/fs/cgroup"
 #define RACE_CG		CGROOT "/falloc-race"
 
 /* One fallocate() against the writer. */
@@ -235,11 +234,7 @@ static void test_race_mount(int vcpus)
 	char opts[64];
 	int i;
 
-	snprintf(opts, sizeof(opts), "pagesize=2M,size=%lu", limit * SZ_2M);
-	mkdir("/mnt", 0755);
-	mkdir(dir, 0755);
-	if (limit < 1 || (mount("none", dir, "hugetlbfs", 0, opts) &&
-			  errno != EBUSY)) {
+	if (huge_mount_limited(dir, limit, opts, sizeof(opts))) {
 		report(0, "falloc_race_mount", "cannot mount %s (%s): %s", dir,
 		       opts, strerror(errno));
 		return;
@@ -298,12 +293,11 @@ static void race_cgroup_child(int vcpus)
 
 static void test_race_cgroup(int vcpus)
 {
-	mkdir(CGROOT, 0755);
-	if ((mount("cgroup2", CGROOT, "cgroup2", 0, NULL) && errno != EBUSY) ||
-	    write_str(CGROOT "/cgroup.subtree_control", "+hugetlb\n") ||
-	    (mkdir(RACE_CG, 0755) && errno != EEXIST)) {
+	int ret = cgroup_make("hugetlb", RACE_CG);
+
+	if (ret) {
 		report(0, "falloc_race_cgroup", "cannot set up %s: %s",
-		       RACE_CG, strerror(errno));
+		       RACE_CG, strerror(-ret));
 		return;
 	}
 	in_child(race_cgroup_child, vcpus);

@@ -14,6 +14,7 @@
 #define BENCH		"/sys/kernel/debug/ktask/bench"
 #define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
 #define KNOB_LENDING	"/sys/module/ktask/parameters/priority_lending"
+#define CGROOT		"/sys/fs/cgroup"
 /*
  * Runs of a test that wants a helper to have taken a chunk, before it
  * fails: a helper whose vCPU the host does not run in time gets none.
@@ -51,6 +52,7 @@ int ktask_threads_set(int threads);
 void report(int ok, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void in_child(void (*fn)(int), int arg);
+int cgroup_make(const char *controller, const char *dir);
 
 void run_contention(int vcpus, int repeat);
 int busy_start(int vcpus);
@@ -63,6 +65,7 @@ void print_boot_log(void);
 void run_mm_bench(const int *threads, int nthreads, int repeat,
 		  int vcpus);
 const char *huge_mount(unsigned long size);
+int huge_mount_limited(const char *dir, long pages, char *opts, size_t size);
 long long huge_free(unsigned long size);
 void pool_read(unsigned long size, struct pool *p);
 void run_falloc_race_tests(int vcpus);

@@ -93,6 +93,24 @@ const char *huge_mount(unsigned long size)
 	return dir;
 }
 
+/*
+ * Mount hugetlbfs of 2 MiB pages limited to @pages pages on @dir; its
+ * options go to @opts, for the caller's messages.  0, or -1 with errno.
+ */
+int huge_mount_limited(const char *dir, long pages, char *opts, size_t size)
+{
+	snprintf(opts, size, "pagesize=2M,size=%lu", pages * SZ_2M);
+	if (pages < 1) {
+		errno = EINVAL;
+		return -1;
+	}
+	mkdir("/mnt", 0755);
+	mkdir(dir, 0755);
+	if (mount("none", dir, "hugetlbfs", 0, opts) && errno != EBUSY)
+		return -1;
+	return 0;
+}
+
 int ktask_threads_set(int threads)
 {
 	char buf[16];
@@ -286,9 +304,7 @@ static void test_falloc_enospc(void)
 
 	pool_read(SZ_2M, &before);
 	limit = before.free / 2;
-	snprintf(opts, sizeof(opts), "pagesize=2M,size=%lu", limit * SZ_2M);
-	mkdir(dir, 0755);
-	if (limit < 1 || (mount("none", dir, "hugetlbfs", 0, opts) && errno != EBUSY)) {
+	if (huge_mount_limited(dir, limit, opts, sizeof(opts))) {
 		report(0, name, "cannot mount %s (%s): %s", dir, opts, strerror(errno));
 		return;
 	}

@@ -26,7 +26,6 @@
 #include "guest.h"
 
 #define PREFIX		"ktask-test: "
-#define CGROOT		"/sys/fs/cgroup"
 #define CG		CGROOT "/ktask"
 #define QUOTA_PCT	20	/* cpu.max of the test cgroup: 20% of a CPU */
 
@@ -163,17 +162,32 @@ static void cgroup_child(int vcpus)
 	       res.wall_ns, min_wall_ns);
 }
 
-static int cgroup_setup(void)
+/*
+ * Mount cgroup v2 on CGROOT (if it is not yet), give its children
+ * @controller and make the cgroup @dir; 0 or -errno.
+ */
+int cgroup_make(const char *controller, const char *dir)
 {
-	char quota[32];
+	char enable[32];
 
+	snprintf(enable, sizeof(enable), "+%s\n", controller);
 	mkdir(CGROOT, 0755);
 	if (mount("cgroup2", CGROOT, "cgroup2", 0, NULL) && errno != EBUSY)
 		return -errno;
-	if (write_str(CGROOT "/cgroup.subtree_control", "+cpu\n"))
+	if (write_str(CGROOT "/cgroup.subtree_control", enable))
 		return -errno;
-	if (mkdir(CG, 0755) && errno != EEXIST)
+	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
+	return 0;
+}
+
+static int cgroup_setup(void)
+{
+	char quota[32];
+	int ret = cgroup_make("cpu", CG);
+
+	if (ret)
+		return ret;
 	snprintf(quota, sizeof(quota), "%d 100000\n", QUOTA_PCT * 1000);
 	return write_str(CG "/cpu.max", quota);
 }
