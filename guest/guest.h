@@ -3,7 +3,8 @@
  * What the parts of the guest's PID 1 share: init.c (the entry point and
  * the benchmark), contention.c (jobs beside CPU hogs), selftest.c (the
  * in-guest tests of make test), hugetlb.c, falloc_race.c and vfio.c
- * (ktask's callers) and faults.c (fault injection and leaks, on make
+ * (ktask's callers), placement.c (where the callers' memory lands) and
+ * faults.c (fault injection and leaks, on make
  * test's debug kernel).
  */
 #ifndef KTASK_GUEST_H
@@ -53,6 +54,17 @@ void report(int ok, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void in_child(void (*fn)(int), int arg);
 int cgroup_make(const char *controller, const char *dir);
+
+/* A ktask caller that fills fresh memory, for placement.c. */
+struct placer {
+	const char	*name;		/* the test's */
+	const char	*func;		/* its job's thread function */
+	/* Fill @len bytes of fresh memory, at *@mem: 0 or an errno. */
+	int		(*fill)(unsigned long len, void **mem);
+	void		(*release)(void *mem, unsigned long len);
+};
+
+void test_placement(const struct placer *pr, unsigned long len, int vcpus);
 
 void run_contention(int vcpus, int repeat);
 int busy_start(int vcpus);

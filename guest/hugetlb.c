@@ -4,7 +4,7 @@
  * pages and deferred struct page init.  The tests of make test compare
  * what the kernel leaves (page contents, pool counters, file blocks,
  * memory totals) when ktask runs a job serially (max_threads=1) and with
- * helpers; make run times fallocate() and the first touch of 1 GiB pages.
+ * helpers, and where fallocate()'s pages land (placement.c); make run times fallocate() and the first touch of 1 GiB pages.
  *
  * The pools come from the kernel command line (scripts/run.sh):
  * hugepagesz=2M hugepages=N hugepagesz=1G hugepages=M.
@@ -77,19 +77,26 @@ static int pool_equal(const struct pool *a, const struct pool *b)
 	       a->rsvd == b->rsvd && a->surp == b->surp;
 }
 
-/* Mount hugetlbfs with @size pages on /mnt/huge-@size; the mount point. */
+/*
+ * Mount hugetlbfs with @size pages on /mnt/huge-@size, once (a second
+ * mount would hide the first's files); the mount point.
+ */
 const char *huge_mount(unsigned long size)
 {
 	static char dirs[2][32];
 	char *dir = dirs[size == SZ_1G];
 	char opts[32];
 
+	if (dir[0])
+		return dir;
 	snprintf(dir, sizeof(dirs[0]), "/mnt/huge-%luM", size >> 20);
 	snprintf(opts, sizeof(opts), "pagesize=%luM", size >> 20);
 	mkdir("/mnt", 0755);
 	mkdir(dir, 0755);
-	if (mount("none", dir, "hugetlbfs", 0, opts) && errno != EBUSY)
+	if (mount("none", dir, "hugetlbfs", 0, opts)) {
+		dir[0] = '\0';
 		return NULL;
+	}
 	return dir;
 }
 
@@ -523,6 +530,47 @@ void print_boot_log(void)
 		printf("ktask-klog: deferred_init_threads=%d\n", len);
 }
 
+static int place_fd = -1;
+
+/* fallocate() @len bytes of a new file, mapped at *@mem. */
+static int falloc_fill(unsigned long len, void **mem)
+{
+	const char *dir = huge_mount(SZ_2M);
+	char path[64];
+
+	if (!dir)
+		return errno;
+	snprintf(path, sizeof(path), "%s/place", dir);
+	place_fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (place_fd < 0 || fallocate(place_fd, 0, 0, len))
+		goto fail;
+	*mem = mmap(NULL, len, PROT_READ, MAP_SHARED, place_fd, 0);
+	if (*mem != MAP_FAILED)
+		return 0;
+fail:
+	if (place_fd >= 0)
+		close(place_fd);
+	unlink(path);
+	return errno;
+}
+
+static void falloc_release(void *mem, unsigned long len)
+{
+	char path[64];
+
+	munmap(mem, len);
+	close(place_fd);
+	snprintf(path, sizeof(path), "%s/place", huge_mount(SZ_2M));
+	unlink(path);
+}
+
+static const struct placer falloc_placer = {
+	.name		= "falloc_placement",
+	.func		= "hugetlbfs_falloc_chunk",
+	.fill		= falloc_fill,
+	.release	= falloc_release,
+};
+
 void run_mm_tests(int vcpus, int nodes)
 {
 	struct pool p;
@@ -531,6 +579,8 @@ void run_mm_tests(int vcpus, int nodes)
 	pool_read(SZ_2M, &p);
 	test_falloc("falloc_2m", SZ_2M, p.free * 3 / 4, vcpus);
 	test_falloc_enospc();
+	/* Two chunks of 2 MiB pages: one for the caller, one for a helper. */
+	test_placement(&falloc_placer, 256UL << 20, vcpus);
 	run_falloc_race_tests(vcpus);
 	pool_read(SZ_1G, &p);
 	if (p.free >= 2)

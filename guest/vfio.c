@@ -11,9 +11,12 @@
  * of the range to another), VmLck (the mm's locked_vm) and the FOLL_PIN
  * counters grow by the range and shrink back on unmap.  A map over
  * RLIMIT_MEMLOCK fails as the serial code fails and leaves nothing
- * charged or pinned, a map over a mapped IOVA fails with EEXIST, cycles
- * of map and unmap leave the pinned pages and the free memory as they
- * found them, and so does a SIGKILL in the middle of a map.
+ * charged or pinned, and two maps at once, into the containers of two
+ * edu devices, never pin past their process's limit.  Fresh memory that
+ * a map faults in lands where the caller's policy puts it (placement.c).
+ * A map over a mapped IOVA fails with EEXIST, cycles of map and unmap
+ * leave the pinned pages and the free memory as they found them, and so
+ * does a SIGKILL in the middle of a map.
  *
  * The benchmark (mode "mm") prints one line per run, for scripts/report.py:
  *
@@ -28,6 +31,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <linux/capability.h>
 #include <linux/vfio.h>
 #include <signal.h>
@@ -70,7 +74,10 @@ struct vfio {
 	unsigned long	bar0, config;	/* offsets of the regions in @device */
 };
 
-static struct vfio vfio = { .container = -1, .group = -1, .device = -1 };
+#define VFIO_CLOSED	{ .container = -1, .group = -1, .device = -1 }
+
+/* The first edu device, and the second (vfio_memlock_two's). */
+static struct vfio vfio = VFIO_CLOSED, second = VFIO_CLOSED;
 
 /* mknod @path for the char device whose "major:minor" is in @sysfs_dev. */
 static int mknod_from(const char *path, const char *sysfs_dev)
@@ -86,8 +93,11 @@ static int mknod_from(const char *path, const char *sysfs_dev)
 	return 0;
 }
 
-/* Find the edu device and bind it to vfio-pci; its IOMMU group number. */
-static int edu_bind(char *addr, size_t size)
+/*
+ * Find edu device number @nth (from 0, in the order sysfs lists them) and
+ * bind it to vfio-pci; its IOMMU group number.
+ */
+static int edu_bind(char *addr, size_t size, int nth)
 {
 	char path[300], buf[32], group[PATH_MAX];
 	struct dirent *d;
@@ -99,7 +109,8 @@ static int edu_bind(char *addr, size_t size)
 		if (read_line(path, buf, sizeof(buf)) || strcmp(buf, EDU_VENDOR))
 			continue;
 		snprintf(path, sizeof(path), PCI_DEVICES "/%s/device", d->d_name);
-		if (!read_line(path, buf, sizeof(buf)) && !strcmp(buf, EDU_DEVICE)) {
+		if (!read_line(path, buf, sizeof(buf)) &&
+		    !strcmp(buf, EDU_DEVICE) && !nth--) {
 			snprintf(addr, size, "%s", d->d_name);
 			found = 1;
 		}
@@ -132,17 +143,20 @@ static int region_offset(int device, unsigned int index, unsigned long *off)
 	return 0;
 }
 
-/* Container, group and device, with the type1 IOMMU and bus mastering. */
-static int vfio_open(void)
+/*
+ * Container, group and device of edu device @nth in @v, with the type1
+ * IOMMU and bus mastering.
+ */
+static int vfio_open_nth(struct vfio *v, int nth)
 {
 	struct vfio_group_status status = { .argsz = sizeof(status) };
 	char path[64], sysfs[96];
 	unsigned short cmd;
 	int nr;
 
-	if (vfio.device >= 0)
+	if (v->device >= 0)
 		return 0;
-	nr = edu_bind(vfio.addr, sizeof(vfio.addr));
+	nr = edu_bind(v->addr, sizeof(v->addr), nth);
 	if (nr < 0)
 		return nr;
 	mkdir("/dev/vfio", 0755);
@@ -151,32 +165,38 @@ static int vfio_open(void)
 	if (mknod_from("/dev/vfio/vfio", "/sys/class/misc/vfio/dev") ||
 	    mknod_from(path, sysfs))
 		return -ENOENT;
-	vfio.container = open("/dev/vfio/vfio", O_RDWR);
-	vfio.group = open(path, O_RDWR);
-	if (vfio.container < 0 || vfio.group < 0)
+	v->container = open("/dev/vfio/vfio", O_RDWR);
+	v->group = open(path, O_RDWR);
+	if (v->container < 0 || v->group < 0)
 		return -errno;
-	if (ioctl(vfio.group, VFIO_GROUP_GET_STATUS, &status))
+	if (ioctl(v->group, VFIO_GROUP_GET_STATUS, &status))
 		return -errno;
 	if (!(status.flags & VFIO_GROUP_FLAGS_VIABLE))
 		return -EBUSY;
-	if (ioctl(vfio.group, VFIO_GROUP_SET_CONTAINER, &vfio.container) ||
-	    ioctl(vfio.container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
+	if (ioctl(v->group, VFIO_GROUP_SET_CONTAINER, &v->container) ||
+	    ioctl(v->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
 		return -errno;
-	vfio.device = ioctl(vfio.group, VFIO_GROUP_GET_DEVICE_FD, vfio.addr);
-	if (vfio.device < 0 ||
-	    region_offset(vfio.device, VFIO_PCI_BAR0_REGION_INDEX, &vfio.bar0) ||
-	    region_offset(vfio.device, VFIO_PCI_CONFIG_REGION_INDEX, &vfio.config))
+	v->device = ioctl(v->group, VFIO_GROUP_GET_DEVICE_FD, v->addr);
+	if (v->device < 0 ||
+	    region_offset(v->device, VFIO_PCI_BAR0_REGION_INDEX, &v->bar0) ||
+	    region_offset(v->device, VFIO_PCI_CONFIG_REGION_INDEX, &v->config))
 		return -errno;
-	if (pread(vfio.device, &cmd, 2, vfio.config + 4) != 2)
+	if (pread(v->device, &cmd, 2, v->config + 4) != 2)
 		return -EIO;
 	cmd |= 0x4;	/* PCI_COMMAND_MASTER */
-	if (pwrite(vfio.device, &cmd, 2, vfio.config + 4) != 2)
+	if (pwrite(v->device, &cmd, 2, v->config + 4) != 2)
 		return -EIO;
 	return 0;
 }
 
-/* VFIO_IOMMU_MAP_DMA: 0 or an errno. */
-static int dma_map(void *vaddr, unsigned long iova, unsigned long size)
+static int vfio_open(void)
+{
+	return vfio_open_nth(&vfio, 0);
+}
+
+/* VFIO_IOMMU_MAP_DMA into @v's container: 0 or an errno. */
+static int dma_map_in(const struct vfio *v, void *vaddr, unsigned long iova,
+		      unsigned long size)
 {
 	struct vfio_iommu_type1_dma_map map = {
 		.argsz	= sizeof(map),
@@ -186,11 +206,17 @@ static int dma_map(void *vaddr, unsigned long iova, unsigned long size)
 		.size	= size,
 	};
 
-	return ioctl(vfio.container, VFIO_IOMMU_MAP_DMA, &map) ? errno : 0;
+	return ioctl(v->container, VFIO_IOMMU_MAP_DMA, &map) ? errno : 0;
 }
 
-/* VFIO_IOMMU_UNMAP_DMA: the bytes unmapped, or -errno. */
-static long long dma_unmap(unsigned long iova, unsigned long size)
+static int dma_map(void *vaddr, unsigned long iova, unsigned long size)
+{
+	return dma_map_in(&vfio, vaddr, iova, size);
+}
+
+/* VFIO_IOMMU_UNMAP_DMA from @v's container: the bytes unmapped, or -errno. */
+static long long dma_unmap_in(const struct vfio *v, unsigned long iova,
+			      unsigned long size)
 {
 	struct vfio_iommu_type1_dma_unmap unmap = {
 		.argsz	= sizeof(unmap),
@@ -198,9 +224,14 @@ static long long dma_unmap(unsigned long iova, unsigned long size)
 		.size	= size,
 	};
 
-	if (ioctl(vfio.container, VFIO_IOMMU_UNMAP_DMA, &unmap))
+	if (ioctl(v->container, VFIO_IOMMU_UNMAP_DMA, &unmap))
 		return -errno;
 	return unmap.size;
+}
+
+static long long dma_unmap(unsigned long iova, unsigned long size)
+{
+	return dma_unmap_in(&vfio, iova, size);
 }
 
 static int edu_write(unsigned long reg, unsigned long long val)
@@ -480,6 +511,92 @@ static void memlock_child(int vcpus)
 		       r.err);
 }
 
+#define TWO_MAP		(256UL << 20)
+/*
+ * What a map may pin past the limit for a moment: each thread pins a
+ * batch of up to 512 pages before it counts them, as the serial code
+ * does.
+ */
+#define BATCH_PAGES	512
+
+/* One of vfio_memlock_two's maps, on a thread of its own. */
+struct two_map {
+	const struct vfio	*v;
+	unsigned char		*buf;
+	pthread_barrier_t	*start;
+	int			err;
+	int			done;
+};
+
+static void *two_map_thread(void *arg)
+{
+	struct two_map *m = arg;
+
+	pthread_barrier_wait(m->start);
+	m->err = dma_map_in(m->v, m->buf, IOVA_BASE, TWO_MAP);
+	__atomic_store_n(&m->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * In a child without CAP_IPC_LOCK, under an RLIMIT_MEMLOCK a little over
+ * TWO_MAP, two threads map TWO_MAP of fresh memory each, at once, into
+ * the containers of two devices, while this thread samples the pinned
+ * pages: they never go past the limit (but for a batch per thread), one
+ * map fails with ENOMEM, and afterwards nothing is left locked or pinned.
+ */
+static void memlock_two_child(int vcpus)
+{
+	struct rlimit lim = { TWO_MAP + (3 << 20), TWO_MAP + (3 << 20) };
+	long long slack = 2LL * vcpus * BATCH_PAGES, pins0, vm0, pins, most = 0;
+	struct two_map maps[2] = { { .v = &vfio }, { .v = &second } };
+	pthread_barrier_t start;
+	pthread_t tids[2];
+	int i, ok, failed = 0;
+
+	pins0 = pinned_pages();
+	vm0 = vmlck_kb();
+	if (drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &lim) ||
+	    ktask_threads_set(vcpus) ||
+	    pthread_barrier_init(&start, NULL, 3)) {
+		report(0, "vfio_memlock_two", "setup: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		maps[i].start = &start;
+		maps[i].buf = mmap(NULL, TWO_MAP, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (maps[i].buf == MAP_FAILED ||
+		    pthread_create(&tids[i], NULL, two_map_thread, &maps[i])) {
+			report(0, "vfio_memlock_two", "setup: %s",
+			       strerror(errno));
+			_exit(1);
+		}
+	}
+	pthread_barrier_wait(&start);
+	while (!__atomic_load_n(&maps[0].done, __ATOMIC_ACQUIRE) ||
+	       !__atomic_load_n(&maps[1].done, __ATOMIC_ACQUIRE)) {
+		pins = pinned_pages() - pins0;
+		if (pins > most)
+			most = pins;
+		usleep(1000);
+	}
+	for (i = 0; i < 2; i++) {
+		pthread_join(tids[i], NULL);
+		failed += maps[i].err == ENOMEM;
+		if (!maps[i].err)
+			dma_unmap_in(maps[i].v, IOVA_BASE, TWO_MAP);
+	}
+	ok = most <= (long long)(lim.rlim_cur / PAGE) + slack &&
+	     failed == 1 && (!maps[0].err || !maps[1].err) &&
+	     vmlck_kb() == vm0 && pinned_pages() == pins0;
+	report(ok, "vfio_memlock_two",
+	       "two maps of %lu MiB under a limit of %lu MiB: errno %d and %d (want one ENOMEM), at most %lld MiB pinned at once (limit and a batch per thread: %lld MiB), then VmLck %+lld kB, pinned %+lld",
+	       TWO_MAP >> 20, lim.rlim_cur >> 20, maps[0].err, maps[1].err,
+	       most * PAGE >> 20, (lim.rlim_cur / PAGE + slack) * PAGE >> 20,
+	       vmlck_kb() - vm0, pinned_pages() - pins0);
+}
+
 #define EXIST_MAP	(256UL << 20)
 
 /*
@@ -645,10 +762,38 @@ static void test_kill(int vcpus)
 	       unmapped, pinned_pages() - pins0);
 }
 
+/* Map @len bytes of fresh anonymous memory, and unmap them: at *@mem. */
+static int map_fill(unsigned long len, void **mem)
+{
+	int err;
+
+	*mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*mem == MAP_FAILED)
+		return errno;
+	err = dma_map(*mem, IOVA_BASE, len);
+	if (!err)
+		dma_unmap(IOVA_BASE, len);
+	else
+		munmap(*mem, len);
+	return err;
+}
+
+static void map_release(void *mem, unsigned long len)
+{
+	munmap(mem, len);
+}
+
+static const struct placer map_placer = {
+	.name		= "vfio_placement",
+	.func		= "vfio_pin_map_chunk",
+	.fill		= map_fill,
+	.release	= map_release,
+};
+
 void run_vfio_tests(int vcpus)
 {
 	int ret = vfio_open();
-	pid_t pid;
 
 	if (ret) {
 		report(0, "vfio_setup", "edu device through vfio-pci: %s",
@@ -657,14 +802,15 @@ void run_vfio_tests(int vcpus)
 	}
 	report(1, "vfio_setup", "edu device %s through vfio-pci", vfio.addr);
 	test_maps(vcpus);
-	pid = fork();
-	if (!pid) {
-		memlock_child(vcpus);
-		fflush(stdout);
-		_exit(0);
-	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
+	in_child(memlock_child, vcpus);
+	ret = vfio_open_nth(&second, 1);
+	if (ret)
+		report(0, "vfio_memlock_two", "a second edu device: %s",
+		       strerror(-ret));
+	else
+		in_child(memlock_two_child, vcpus);
+	/* Two chunks of 2 MiB blocks: one for the caller, one for a helper. */
+	test_placement(&map_placer, 256UL << 20, vcpus);
 	test_exist(vcpus);
 	test_cycles(vcpus);
 	test_kill(vcpus);

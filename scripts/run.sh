@@ -28,7 +28,7 @@
 # APPEND (more kernel parameters), RUN_ALLOW_MISSING=1 (warn instead of
 # failing when an option of run.config is not set), MODE (what the
 # patched kernel's guest runs, see guest/init.c; default
-# bench,contention; "test,...", "meminfo", "faults" and "falloc" boot
+# bench,contention; "test,...", "meminfo", "faults", "falloc" and "vfio" boot
 # build/kunit's kernel once, write build/run/MODE-console.log and print
 # no report),
 # CONSOLE (the console log's name in build/run for make test's boots,
@@ -64,7 +64,7 @@ kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|faults|falloc)
+test|test,*|meminfo|faults|falloc|vfio)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage
@@ -96,9 +96,11 @@ extra="$boot_params hugepagesz=2M hugepages=$pages_2m hugepagesz=1G hugepages=${
 
 # Every boot: a q35 machine with an Intel IOMMU (interrupt remapping on,
 # as QEMU requires for it; caching mode, so that the IOMMU's mappings are
-# flushed to QEMU) and the edu test device for guest/vfio.c, which reaches
-# all of memory (dma_mask) and sits behind the IOMMU.
-machine="-M q35 -device intel-iommu,intremap=on,caching-mode=on -device edu,dma_mask=0xffffffffffffffff"
+# flushed to QEMU) and two edu test devices for guest/vfio.c, which reach
+# all of memory (dma_mask) and sit behind the IOMMU, each in an IOMMU
+# group of its own: two containers of one process.
+edu="-device edu,dma_mask=0xffffffffffffffff"
+machine="-M q35 -device intel-iommu,intremap=on,caching-mode=on $edu $edu"
 extra="intel_iommu=on $extra"
 
 # kmake SRC OUT ARGS...: make in the kernel tree SRC, objects in OUT.
