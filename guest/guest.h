@@ -55,15 +55,27 @@ void report(int ok, const char *name, const char *fmt, ...)
 void in_child(void (*fn)(int), int arg);
 int cgroup_make(const char *controller, const char *dir);
 
+/* An mbind(2) of a range: no call if @mode is 0 (MPOL_DEFAULT). */
+struct mbind_req {
+	int		mode;
+	unsigned long	nodes;		/* bit n: node n */
+};
+
 /* A ktask caller that fills fresh memory, for placement.c. */
 struct placer {
 	const char	*name;		/* the test's */
 	const char	*func;		/* its job's thread function */
-	/* Fill @len bytes of fresh memory, at *@mem: 0 or an errno. */
-	int		(*fill)(unsigned long len, void **mem);
+	int		vma_policy;	/* whether the memory's VMA policy counts */
+	/*
+	 * Fill @len bytes of fresh memory, at *@mem, under @vma's policy
+	 * if the placer has VMA policies: 0 or an errno.
+	 */
+	int		(*fill)(unsigned long len, const struct mbind_req *vma,
+				void **mem);
 	void		(*release)(void *mem, unsigned long len);
 };
 
+int mbind_apply(void *mem, unsigned long len, const struct mbind_req *req);
 void test_placement(const struct placer *pr, unsigned long len, int vcpus);
 
 void run_contention(int vcpus, int repeat);

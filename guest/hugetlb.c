@@ -532,12 +532,17 @@ void print_boot_log(void)
 
 static int place_fd = -1;
 
-/* fallocate() @len bytes of a new file, mapped at *@mem. */
-static int falloc_fill(unsigned long len, void **mem)
+/*
+ * fallocate() @len bytes of a new file, mapped at *@mem; the file's pages
+ * come from the task policy (fallocate() has no VMA).
+ */
+static int falloc_fill(unsigned long len, const struct mbind_req *vma,
+		       void **mem)
 {
 	const char *dir = huge_mount(SZ_2M);
 	char path[64];
 
+	(void)vma;
 	if (!dir)
 		return errno;
 	snprintf(path, sizeof(path), "%s/place", dir);

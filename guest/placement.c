@@ -9,11 +9,15 @@
  * node they may run anywhere, and the memory is on that node.
  *
  * For each policy, a caller (hugetlbfs fallocate() in hugetlb.c, a VFIO
- * map in vfio.c) fills fresh memory; the ktask_helper_end events of its
- * job say which node each helper was bound to (-1: none), move_pages(2)
- * where the pages are.
+ * map in vfio.c) pinned to the CPUs of one node fills fresh memory (with
+ * the policy on the VMA too, for a caller whose memory has one); the
+ * ktask_helper_end events of its job say which node each helper was
+ * bound to (-1: none) and how many chunks it took, move_pages(2) where
+ * the pages are.  A helper must have taken a chunk: the caller alone
+ * would put the pages in the same place on any kernel.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <linux/mempolicy.h>
 #include <sched.h>
 #include <stdio.h>
@@ -32,46 +36,87 @@ struct policy {
 	const char	*name;
 	int		mode;
 	unsigned long	nodes;		/* bit n: node n */
+	struct mbind_req vma;		/* the VMA's, if vma.mode */
+	int		run_on;		/* the caller's node */
 	int		local;		/* helpers on the caller's node */
 	int		node;		/* every page here, or -1 */
 };
 
+/*
+ * Under the policies that allocate near the CPU, the caller runs on node
+ * 1 (not the node memory falls back to first) and every page must be
+ * there; under those that name node 1, on node 0.
+ */
 static const struct policy policies[] = {
-	{ "default",		MPOL_DEFAULT,		0, 1, -1 },
-	{ "local",		MPOL_LOCAL,		0, 1, -1 },
-	{ "bind_both",		MPOL_BIND,		3, 1, -1 },
-	{ "preferred_many",	MPOL_PREFERRED_MANY,	3, 1, -1 },
-	{ "bind_1",		MPOL_BIND,		2, 0, 1 },
-	{ "preferred_1",	MPOL_PREFERRED,		2, 0, 1 },
-	{ "interleave",		MPOL_INTERLEAVE,	3, 0, -1 },
+	{ "default",		MPOL_DEFAULT,	     0, { 0, 0 }, 1, 1, 1 },
+	{ "local",		MPOL_LOCAL,	     0, { 0, 0 }, 1, 1, 1 },
+	{ "bind_both",		MPOL_BIND,	     3, { 0, 0 }, 1, 1, 1 },
+	{ "preferred_many",	MPOL_PREFERRED_MANY, 3, { 0, 0 }, 1, 1, 1 },
+	{ "bind_1",		MPOL_BIND,	     2, { 0, 0 }, 0, 0, 1 },
+	{ "preferred_1",	MPOL_PREFERRED,	     2, { 0, 0 }, 0, 0, 1 },
+	{ "interleave",		MPOL_INTERLEAVE,     3, { 0, 0 }, 0, 0, -1 },
+	/* The VMA's policy rules, not the task's. */
+	{ "vma_bind_both",	MPOL_INTERLEAVE,     3, { MPOL_BIND, 3 },
+	  1, 1, 1 },
+	{ "vma_bind_1",		MPOL_LOCAL,	     0, { MPOL_BIND, 2 },
+	  0, 0, 1 },
 };
 
 /* What one fill left: where its helpers were bound, where its pages are. */
 struct placed {
-	int	node0, node1;	/* the caller's node before and after */
 	int	helpers;	/* ktask_helper_end events of the job */
 	int	on_caller;	/* of those, bound to the caller's node */
 	int	unbound;	/* of those, bound to none */
+	int	chunks;		/* the helpers took */
 	int	pages, on_node;	/* pages looked up, and on policy->node */
 };
 
-static int node_now(void)
+/* Run on the CPUs of @node only: 0, or -1 with errno. */
+static int run_on_node(int node)
 {
-	unsigned int cpu, node;
+	char path[64], list[256], *at = list;
+	cpu_set_t set;
+	int first, last;
 
-	return syscall(SYS_getcpu, &cpu, &node, NULL) ? -1 : (int)node;
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
+		 node);
+	if (read_line(path, list, sizeof(list)))
+		return -1;
+	CPU_ZERO(&set);
+	while (sscanf(at, "%d", &first) == 1) {
+		last = first;
+		at += strspn(at, "0123456789");
+		if (*at == '-' && sscanf(++at, "%d", &last) == 1)
+			at += strspn(at, "0123456789");
+		while (first <= last)
+			CPU_SET(first++, &set);
+		if (*at++ != ',')
+			break;
+	}
+	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static int policy_set(const struct policy *p)
+static int policy_set(int mode, unsigned long nodes)
 {
-	unsigned long mask = p->nodes;
-
-	return syscall(SYS_set_mempolicy, p->mode, p->nodes ? &mask : NULL,
-		       p->nodes ? 8 * sizeof(mask) : 0) ? -1 : 0;
+	return syscall(SYS_set_mempolicy, mode, nodes ? &nodes : NULL,
+		       nodes ? 8 * sizeof(nodes) : 0) ? -1 : 0;
 }
 
-/* Count the helpers of thread function @func in the trace into @pl. */
-static void read_helpers(const char *func, struct placed *pl)
+int mbind_apply(void *mem, unsigned long len, const struct mbind_req *req)
+{
+	unsigned long nodes = req->nodes;
+
+	if (!req->mode)
+		return 0;
+	return syscall(SYS_mbind, mem, len, req->mode, &nodes,
+		       8 * sizeof(nodes), 0) ? errno : 0;
+}
+
+/*
+ * Count the helpers of thread function @func in the trace into @pl, and
+ * those bound to node @caller.
+ */
+static void read_helpers(const char *func, int caller, struct placed *pl)
 {
 	char line[512], *at;
 	FILE *f;
@@ -85,8 +130,10 @@ static void read_helpers(const char *func, struct placed *pl)
 			continue;
 		nid = atoi(at + 5);
 		pl->helpers++;
-		pl->on_caller += nid == pl->node0;
+		pl->on_caller += nid == caller;
 		pl->unbound += nid == -1;
+		at = strstr(line, " chunks=");
+		pl->chunks += at ? atoi(at + 8) : 0;
 	}
 	if (f)
 		fclose(f);
@@ -118,9 +165,8 @@ static void read_pages(char *mem, unsigned long len, int node,
 }
 
 /*
- * One fill of @len bytes under policy @p, with helpers: up to HELPER_TRIES
- * until a job has helpers and the caller is on the same node after as
- * before.  0, or the errno of the fill.
+ * One fill of @len bytes under policy @p, on its node: up to HELPER_TRIES
+ * until a helper takes a chunk.  0, or the errno of the fill.
  */
 static int fill_once(const struct placer *pr, const struct policy *p,
 		     unsigned long len, struct placed *pl)
@@ -132,15 +178,13 @@ static int fill_once(const struct placer *pr, const struct policy *p,
 		memset(pl, 0, sizeof(*pl));
 		trace_clear();
 		write_str(HELPER_END, "1\n");
-		pl->node0 = node_now();
-		err = pr->fill(len, &mem);
-		pl->node1 = node_now();
-		read_helpers(pr->func, pl);
+		err = pr->fill(len, &p->vma, &mem);
+		read_helpers(pr->func, p->run_on, pl);
 		if (err)
 			return err;
 		read_pages(mem, len, p->node, pl);
 		pr->release(mem, len);
-		if (pl->helpers && pl->node0 == pl->node1)
+		if (pl->chunks)
 			break;
 	}
 	return 0;
@@ -150,25 +194,29 @@ void test_placement(const struct placer *pr, unsigned long len, int vcpus)
 {
 	const struct policy *p;
 	struct placed pl;
+	cpu_set_t all;
 	int ok, err;
 
-	if (count_nodes() < 2)
+	if (count_nodes() < 2 || sched_getaffinity(0, sizeof(all), &all))
 		return;
 	ktask_threads_set(vcpus);
 	for (p = policies; p < policies + sizeof(policies) / sizeof(*p); p++) {
-		if (policy_set(p)) {
-			report(0, pr->name, "set_mempolicy(%s): %m", p->name);
+		if (p->vma.mode && !pr->vma_policy)
+			continue;
+		if (run_on_node(p->run_on) || policy_set(p->mode, p->nodes)) {
+			report(0, pr->name, "policy %s: %m", p->name);
 			continue;
 		}
 		err = fill_once(pr, p, len, &pl);
-		policy_set(&policies[0]);
-		ok = !err && pl.helpers > 0 && pl.pages > 0 &&
+		policy_set(MPOL_DEFAULT, 0);
+		sched_setaffinity(0, sizeof(all), &all);
+		ok = !err && pl.chunks > 0 && pl.pages > 0 &&
 		     (p->local ? pl.on_caller == pl.helpers :
 				 pl.unbound == pl.helpers) &&
 		     (p->node < 0 || pl.on_node == pl.pages);
 		report(ok, pr->name,
-		       "policy %s: errno %d, caller on node %d then %d, %d helpers, %d bound to its node, %d unbound (want %s), %d of %d pages on node %d%s",
-		       p->name, err, pl.node0, pl.node1, pl.helpers,
+		       "policy %s, caller on node %d: errno %d, %d helpers (%d chunks), %d bound to its node, %d unbound (want %s), %d of %d pages on node %d%s",
+		       p->name, p->run_on, err, pl.helpers, pl.chunks,
 		       pl.on_caller, pl.unbound,
 		       p->local ? "all bound to its node" : "all unbound",
 		       pl.on_node, pl.pages, p->node,
