@@ -541,6 +541,7 @@ static int falloc_fill(unsigned long len, const struct mbind_req *vma,
 {
 	const char *dir = huge_mount(SZ_2M);
 	char path[64];
+	int err;
 
 	(void)vma;
 	if (!dir)
@@ -553,10 +554,12 @@ static int falloc_fill(unsigned long len, const struct mbind_req *vma,
 	if (*mem != MAP_FAILED)
 		return 0;
 fail:
+	err = errno;
 	if (place_fd >= 0)
 		close(place_fd);
+	place_fd = -1;
 	unlink(path);
-	return errno;
+	return err;
 }
 
 static void falloc_release(void *mem, unsigned long len)
@@ -565,6 +568,7 @@ static void falloc_release(void *mem, unsigned long len)
 
 	munmap(mem, len);
 	close(place_fd);
+	place_fd = -1;
 	snprintf(path, sizeof(path), "%s/place", huge_mount(SZ_2M));
 	unlink(path);
 }

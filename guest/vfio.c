@@ -590,7 +590,7 @@ static void two_maps_round(int vcpus, unsigned long limit, int want_enomem)
 		munmap(maps[i].buf, TWO_MAP);
 	}
 	pthread_barrier_destroy(&start);
-	ok = most <= (long long)(limit / PAGE) + slack &&
+	ok = most > 0 && most <= (long long)(limit / PAGE) + slack &&
 	     enomem == want_enomem && mapped == 2 - want_enomem &&
 	     vmlck_kb() == vm0 && pinned_pages() == pins0;
 	report(ok, "vfio_memlock_two",
