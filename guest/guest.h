@@ -4,8 +4,7 @@
  * the benchmark), contention.c (jobs beside CPU hogs), selftest.c (the
  * in-guest tests of make test), hugetlb.c, falloc_race.c and vfio.c
  * (ktask's callers), placement.c (where the callers' memory lands) and
- * faults.c (fault injection and leaks, on make
- * test's debug kernel).
+ * faults.c (fault injection and leaks, on make test's debug kernel).
  */
 #ifndef KTASK_GUEST_H
 #define KTASK_GUEST_H
@@ -16,11 +15,21 @@
 #define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
 #define KNOB_LENDING	"/sys/module/ktask/parameters/priority_lending"
 #define CGROOT		"/sys/fs/cgroup"
+#define TRACE		"/sys/kernel/tracing/"
+#define HELPER_END	TRACE "events/ktask/ktask_helper_end/enable"
 /*
  * Runs of a test that wants a helper to have taken a chunk, before it
  * fails: a helper whose vCPU the host does not run in time gets none.
  */
 #define HELPER_TRIES	3
+
+/* The ktask_helper_end events of one thread function, from the trace. */
+struct helpers_seen {
+	int	helpers;	/* events */
+	int	on_node;	/* of those, bound to the node asked about */
+	int	unbound;	/* of those, bound to none */
+	int	chunks;		/* the helpers took */
+};
 
 /* One run of the self-benchmark, as /sys/kernel/debug/ktask/bench says. */
 struct bench_result {
@@ -42,6 +51,7 @@ int read_line(const char *path, char *buf, size_t size);
 int trace_clear(void);
 void trace_start(void);
 int trace_threads(const char *match);
+void trace_helpers(const char *func, int nid, struct helpers_seen *seen);
 long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
 int ksym_range(const char *name, unsigned long long *start,

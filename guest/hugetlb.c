@@ -4,7 +4,8 @@
  * pages and deferred struct page init.  The tests of make test compare
  * what the kernel leaves (page contents, pool counters, file blocks,
  * memory totals) when ktask runs a job serially (max_threads=1) and with
- * helpers, and where fallocate()'s pages land (placement.c); make run times fallocate() and the first touch of 1 GiB pages.
+ * helpers, and where fallocate()'s pages land (placement.c); make run
+ * times fallocate() and the first touch of 1 GiB pages.
  *
  * The pools come from the kernel command line (scripts/run.sh):
  * hugepagesz=2M hugepages=N hugepagesz=1G hugepages=M.
@@ -36,9 +37,7 @@
 
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
-#define TRACE		"/sys/kernel/tracing/"
 #define JOB_END		TRACE "events/ktask/ktask_job_end/enable"
-#define HELPER_END	TRACE "events/ktask/ktask_helper_end/enable"
 
 static long long read_num(const char *dir, const char *file)
 {
@@ -194,6 +193,33 @@ int trace_threads(const char *match)
 	return max;
 }
 
+/*
+ * Count the ktask_helper_end events of thread function @func recorded so
+ * far into @seen, with those bound to node @nid.
+ */
+void trace_helpers(const char *func, int nid, struct helpers_seen *seen)
+{
+	char line[512], *at;
+	FILE *f;
+	int bound;
+
+	memset(seen, 0, sizeof(*seen));
+	f = fopen(TRACE "trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "ktask_helper_end:") || !strstr(line, func) ||
+		    !(at = strstr(line, " nid=")))
+			continue;
+		bound = atoi(at + 5);
+		seen->helpers++;
+		seen->on_node += bound == nid;
+		seen->unbound += bound == -1;
+		at = strstr(line, " chunks=");
+		seen->chunks += at ? atoi(at + 8) : 0;
+	}
+	if (f)
+		fclose(f);
+}
+
 /* What one fallocate() left behind, for comparing two runs. */
 struct falloc_result {
 	int		err;		/* errno, 0 on success */
@@ -336,32 +362,16 @@ static void test_falloc_enospc(void)
 
 /* Where a page is, and where the helpers that cleared it were queued. */
 struct placement {
-	int	node;		/* the page's, from move_pages(2); -1 if unknown */
-	int	helpers;	/* ktask_helper_end events of the job */
-	int	on_node;	/* of those, helpers bound to the page's node */
+	int			node;	/* the page's (move_pages(2)), or -1 */
+	struct helpers_seen	seen;	/* on_node: bound to the page's node */
 };
 
 /* Fill @where for the page at @p, cleared by thread function @func. */
 static void read_placement(void *p, const char *func, struct placement *where)
 {
-	char line[512], *at;
-	FILE *f;
-
-	where->node = -1;
-	where->helpers = where->on_node = 0;
 	if (syscall(SYS_move_pages, 0, 1UL, &p, NULL, &where->node, 0))
 		where->node = -1;
-	f = fopen(TRACE "trace", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "ktask_helper_end:") || !strstr(line, func))
-			continue;
-		where->helpers++;
-		at = strstr(line, " nid=");
-		if (at && atoi(at + 5) == where->node)
-			where->on_node++;
-	}
-	if (f)
-		fclose(f);
+	trace_helpers(func, where->node, &where->seen);
 }
 
 /*
@@ -435,10 +445,10 @@ static void test_gigantic_touch(int vcpus)
 	pool_read(SZ_1G, &after);
 	report(zero == 1 && pool_equal(&before, &after) &&
 	       (vcpus < 2 || threads >= 2) && where.node >= 0 &&
-	       where.on_node == where.helpers, name,
+	       where.seen.on_node == where.seen.helpers, name,
 	       "zero=%d, cleared by %d threads (touch %d), free %lld then %lld, page on node %d, %d of %d helpers bound to it",
 	       zero, threads, tries, before.free, after.free, where.node,
-	       where.on_node, where.helpers);
+	       where.seen.on_node, where.seen.helpers);
 }
 
 /*

@@ -31,8 +31,6 @@
 
 #include "guest.h"
 
-#define TRACE		"/sys/kernel/tracing/"
-#define HELPER_END	TRACE "events/ktask/ktask_helper_end/enable"
 #define SAMPLE		(2UL << 20)	/* one page looked up per 2 MiB */
 
 struct policy {
@@ -67,11 +65,9 @@ static const struct policy policies[] = {
 
 /* What one fill left: where its helpers were bound, where its pages are. */
 struct placed {
-	int	helpers;	/* ktask_helper_end events of the job */
-	int	on_caller;	/* of those, bound to the caller's node */
-	int	unbound;	/* of those, bound to none */
-	int	chunks;		/* the helpers took */
-	int	pages, on_node;	/* pages looked up, and on policy->node */
+	struct helpers_seen	seen;	/* on_node: the caller's node */
+	int			pages;	/* looked up */
+	int			on_node; /* of those, on policy->node */
 };
 
 /* Run on the CPUs of @node only: 0, or -1 with errno. */
@@ -116,33 +112,6 @@ int mbind_apply(void *mem, unsigned long len, const struct mbind_req *req)
 }
 
 /*
- * Count the helpers of thread function @func in the trace into @pl, and
- * those bound to node @caller.
- */
-static void read_helpers(const char *func, int caller, struct placed *pl)
-{
-	char line[512], *at;
-	FILE *f;
-	int nid;
-
-	write_str(HELPER_END, "0\n");
-	f = fopen(TRACE "trace", "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "ktask_helper_end:") || !strstr(line, func) ||
-		    !(at = strstr(line, " nid=")))
-			continue;
-		nid = atoi(at + 5);
-		pl->helpers++;
-		pl->on_caller += nid == caller;
-		pl->unbound += nid == -1;
-		at = strstr(line, " chunks=");
-		pl->chunks += at ? atoi(at + 8) : 0;
-	}
-	if (f)
-		fclose(f);
-}
-
-/*
  * Look up one page per SAMPLE of @mem, read first so that a page of a
  * file is mapped: how many are on @node.
  */
@@ -182,12 +151,13 @@ static int fill_once(const struct placer *pr, const struct policy *p,
 		trace_clear();
 		write_str(HELPER_END, "1\n");
 		err = pr->fill(len, &p->vma, &mem);
-		read_helpers(pr->func, p->run_on, pl);
+		write_str(HELPER_END, "0\n");
+		trace_helpers(pr->func, p->run_on, &pl->seen);
 		if (err)
 			return err;
 		read_pages(mem, len, p->node, pl);
 		pr->release(mem, len);
-		if (pl->chunks)
+		if (pl->seen.chunks)
 			break;
 	}
 	return 0;
@@ -215,14 +185,14 @@ void test_placement(const struct placer *pr, unsigned long len, int vcpus)
 		err = fill_once(pr, p, len, &pl);
 		policy_set(MPOL_DEFAULT, 0);
 		sched_setaffinity(0, sizeof(all), &all);
-		ok = !err && pl.chunks > 0 && pl.pages > 0 &&
-		     (p->local ? pl.on_caller == pl.helpers :
-				 pl.unbound == pl.helpers) &&
+		ok = !err && pl.seen.chunks > 0 && pl.pages > 0 &&
+		     (p->local ? pl.seen.on_node == pl.seen.helpers :
+				 pl.seen.unbound == pl.seen.helpers) &&
 		     (p->node < 0 || pl.on_node == pl.pages);
 		report(ok, pr->name,
 		       "policy %s, caller on node %d: errno %d, %d helpers (%d chunks), %d bound to its node, %d unbound (want %s), %d of %d pages on node %d%s",
-		       p->name, p->run_on, err, pl.helpers, pl.chunks,
-		       pl.on_caller, pl.unbound,
+		       p->name, p->run_on, err, pl.seen.helpers,
+		       pl.seen.chunks, pl.seen.on_node, pl.seen.unbound,
 		       p->local ? "all bound to its node" : "all unbound",
 		       pl.on_node, pl.pages, p->node,
 		       p->node < 0 ? " (not checked)" : "");
