@@ -1,9 +1,10 @@
 # The interface a person types; each target runs one script in scripts/.
-# `make run` takes VCPUS=, MEM=, NODES=, REPEAT=, THREADS= (see scripts/run.sh).
+# `make run` takes VCPUS=, MEM=, NODES=, REPEAT=, THREADS=, MODE=,
+# DEFERRED_VCPUS= (see scripts/run.sh).
 
-export VCPUS MEM NODES REPEAT THREADS
+export VCPUS MEM NODES REPEAT THREADS MODE DEFERRED_VCPUS
 
-.PHONY: help tree export test gauntlet bisect matrix sparse kcsan run cover clean distclean
+.PHONY: help tree export test gauntlet bisect matrix sparse kcsan kselftest run cover clean distclean
 
 help:
 	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
@@ -12,13 +13,15 @@ help:
 	@echo '                in-guest tests on a debug kernel (lockdep, KASAN, UBSAN, kmemleak, fault'
 	@echo '                injection, hang detectors), W=1, sparse, the configuration matrix'
 	@echo 'make gauntlet   make test, then KUnit with CONFIG_KTASK=n and with KCSAN, make bisect,'
-	@echo '                make run SCALE=1'
+	@echo '                make run SCALE=1, the kernel'"'"'s long mm selftests'
 	@echo 'make bisect     every commit builds with KTASK=y and =n (a stage of make gauntlet)'
 	@echo 'make matrix     the changed objects build with NUMA=n, SMP=n, PREEMPT(_RT), features off'
 	@echo 'make sparse     no sparse warning baseline lacks (after make test built build/kunit)'
 	@echo 'make kcsan      the KUnit suite on a KCSAN kernel (a stage of make gauntlet, alone)'
+	@echo 'make kselftest  the long mm selftests on make test'"'"'s debug kernel (gauntlet stage, alone)'
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
-	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4)'
+	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4;'
+	@echo '                MODE=deferred: only the deferred init boots, DEFERRED_VCPUS="1 2 4")'
 	@echo 'make cover      put the tables of the last make run in the cover letter (then make export)'
 	@echo 'make clean      remove the object directories, keep build/linux'
 	@echo 'make distclean  remove all of build/, the kernel tree included'
@@ -46,6 +49,9 @@ sparse:
 
 kcsan:
 	scripts/test.sh kcsan
+
+kselftest:
+	scripts/test.sh kselftest
 
 run:
 	scripts/run.sh

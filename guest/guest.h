@@ -93,6 +93,7 @@ int busy_start(int vcpus);
 void busy_stop(void);
 void run_selftest(int vcpus);
 void run_fault_selftest(int vcpus);
+void run_kselftest_mode(void);
 void run_mm_tests(int vcpus, int nodes);
 void print_meminfo(void);
 void print_boot_log(void);

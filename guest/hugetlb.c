@@ -35,6 +35,9 @@
 
 #include "guest.h"
 
+/* Nodes whose deferred init jobs test_deferred_init() counts. */
+#define MAX_NODES	64
+
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
 #define JOB_END		TRACE "events/ktask/ktask_job_end/enable"
@@ -453,26 +456,40 @@ static void test_gigantic_touch(int vcpus)
 
 /*
  * Deferred struct page init at boot ran through ktask: its jobs are in
- * the trace (trace_event=ktask:ktask_job_end on the command line), with
- * helpers when a node has several CPUs.
+ * the trace (trace_event=ktask:ktask_job_end on the command line).  Each
+ * node's pgdatinit thread runs one job, however many memblock ranges its
+ * memory is cut into (the boot-time 1 GiB pages cut it), with helpers
+ * when the node has several CPUs.
  */
 static void test_deferred_init(int vcpus, int nodes)
 {
 	int want = vcpus / (nodes ? nodes : 1) >= 2 ? 2 : 1, threads;
-	char line[512];
+	int jobs[MAX_NODES] = { 0 }, nid, most = 0, seen = 0;
+	char line[512], *at;
 	FILE *f = fopen(TRACE "trace", "r");
 
-	/* Every boot-time job, for the log. */
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "ktask_job_end:"))
-			printf("ktask-test: info boot job %s", line);
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "ktask_job_end:"))
+			continue;
+		/* Every boot-time job, for the log. */
+		printf("ktask-test: info boot job %s", line);
+		at = strstr(line, "pgdatinit");
+		if (!at || !strstr(line, "func=deferred_init_memmap_job"))
+			continue;
+		nid = atoi(at + 9);
+		if (nid < 0 || nid >= MAX_NODES)
+			continue;
+		seen += !jobs[nid]++;
+		most = jobs[nid] > most ? jobs[nid] : most;
+	}
 	if (f)
 		fclose(f);
 	/* Deferred init's jobs are those of the pgdatinit threads. */
 	threads = trace_threads("pgdatinit");
 
-	report(threads >= want, "deferred_init",
-	       "most threads of a node's job %d (want >= %d)", threads, want);
+	report(threads >= want && seen == nodes && most == 1, "deferred_init",
+	       "nodes with a job %d of %d, most jobs of a node %d (want 1), most threads of a job %d (want >= %d)",
+	       seen, nodes, most, threads, want);
 }
 
 /*

@@ -14,6 +14,7 @@
  *	falloc		the fallocate() race tests of make test alone (falloc_race.c)
  *	faults		the fault injection and kmemleak tests alone (faults.c)
  *	meminfo		deferred init times, memory totals per zone (hugetlb.c)
+ *	kselftest	the kernel's long mm selftests alone (selftest.c)
  *
  * The benchmark runs the ktask self-benchmark through debugfs and prints
  * one line per run on the console, each prefixed "ktask-bench: ", for
@@ -353,6 +354,8 @@ int main(void)
 		run_falloc_race_tests(vcpus);
 	else if (has_mode(modes, "faults"))
 		run_fault_selftest(vcpus);
+	else if (has_mode(modes, "kselftest"))
+		run_kselftest_mode();
 	printf(PREFIX "done\n");
 	power_off();
 	return 0;

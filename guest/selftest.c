@@ -12,8 +12,12 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guest.h"
@@ -226,14 +231,139 @@ static void test_trace_events(int vcpus)
 }
 
 #define NR_2M	"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages"
+/* The longest a selftest may run: make test's, and the long ones (cow). */
+#define KSELFTEST_TIMEOUT	300
+#define KSELFTEST_LONG_TIMEOUT	900
 
-/* Run one selftest with @pool 2 MiB pages in the pool (0: as it is). */
-static int run_kselftest(const char *path, int pool)
+/* What a selftest's KTAP "# Totals:" line says; -1 before it is seen. */
+struct ksft_totals {
+	int pass, fail, skip, error;
+};
+
+/* 2 MiB pages a selftest wants in the pool, where it wants a number. */
+static const struct {
+	const char *name;
+	int pool;
+} kselftest_pools[] = {
+	/* Both skip unless exactly one page is free. */
+	{ "hugetlb_fault_after_madv", 1 },
+	{ "hugetlb_madv_vs_map", 1 },
+};
+
+static int kselftest_pool(const char *name)
 {
-	char saved[32] = "", want[32];
-	int status, rc = -1;
+	size_t i;
+
+	for (i = 0; i < sizeof(kselftest_pools) / sizeof(kselftest_pools[0]); i++)
+		if (!strcmp(kselftest_pools[i].name, name))
+			return kselftest_pools[i].pool;
+	return 0;
+}
+
+/* The child: its own process group, output into the pipe, then @path. */
+static void kselftest_exec(const char *path, int out)
+{
+	setpgid(0, 0);
+	dup2(out, STDOUT_FILENO);
+	dup2(out, STDERR_FILENO);
+	execl(path, path, (char *)NULL);
+	printf("cannot run %s: %s\n", path, strerror(errno));
+	_exit(127);
+}
+
+/* Print the complete lines of @buf[0..@len), prefixed; keep the rest. */
+static size_t kselftest_lines(const char *name, char *buf, size_t len,
+			      bool flush, struct ksft_totals *t)
+{
+	char *line = buf, *end;
+	int xfail, xpass;
+
+	buf[len] = '\0';
+	while ((end = strchr(line, '\n')) || (flush && *line)) {
+		if (end)
+			*end = '\0';
+		printf("ktask-kselftest: %s: %s\n", name, line);
+		sscanf(line, "# Totals: pass:%d fail:%d xfail:%d xpass:%d skip:%d error:%d",
+		       &t->pass, &t->fail, &xfail, &xpass, &t->skip, &t->error);
+		line = end ? end + 1 : buf + len;
+	}
+	len -= line - buf;
+	memmove(buf, line, len);
+	return len;
+}
+
+/* Reap what is left of @pid's group, re-parented to us, PID 1. */
+static int kselftest_reap(pid_t pid, int status)
+{
+	while (waitpid(-pid, NULL, WNOHANG) > 0)
+		;
+	return status;
+}
+
+/*
+ * Copy the selftest's output from @out to the console, each line prefixed
+ * with its @name, and its totals into @t, until every process of its
+ * group @pid has closed the pipe.  Past @timeout seconds, or once the
+ * selftest itself has exited, the group is killed: a forked helper left
+ * behind must not hold the pipe open.  Returns the selftest's wait status.
+ */
+static int kselftest_drain(const char *name, pid_t pid, int out, int timeout,
+			   struct ksft_totals *t)
+{
+	time_t deadline = time(NULL) + timeout;
+	struct pollfd pfd = { .fd = out, .events = POLLIN };
+	char buf[4096];
+	size_t len = 0;
+	int status = -1;
+	ssize_t n;
+
+	for (;;) {
+		if (status == -1 && waitpid(pid, &status, WNOHANG) != pid)
+			status = -1;
+		if (status != -1 || time(NULL) > deadline)
+			kill(-pid, SIGKILL);
+		/* A process that left the group and keeps the pipe open. */
+		if (time(NULL) > deadline + 10)
+			break;
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		n = read(out, buf + len, sizeof(buf) - 1 - len);
+		if (n <= 0)
+			break;
+		len = kselftest_lines(name, buf, len + n,
+				      len + n == sizeof(buf) - 1, t);
+	}
+	kselftest_lines(name, buf, len, true, t);
+	close(out);
+	/* It may still run with its output closed: until the deadline. */
+	while (status == -1) {
+		n = waitpid(pid, &status, WNOHANG);
+		if (n < 0 || n == pid)
+			break;
+		status = -1;
+		if (time(NULL) > deadline)
+			kill(-pid, SIGKILL);
+		usleep(100 * 1000);
+	}
+	return kselftest_reap(pid, status);
+}
+
+
+/*
+ * Run /kselftest/@name for at most @timeout seconds, with the 2 MiB pool
+ * it wants; returns its exit status, 128 plus the signal that ended it,
+ * or -1 if it could not run.
+ */
+static int run_kselftest(const char *name, int timeout, struct ksft_totals *t)
+{
+	char path[300], saved[32] = "", want[32];
+	int pool = kselftest_pool(name), status, out[2];
 	pid_t pid;
 
+	t->pass = t->fail = t->skip = t->error = -1;
+	snprintf(path, sizeof(path), "/kselftest/%s", name);
+	if (pipe2(out, O_CLOEXEC))
+		return -1;
 	if (pool) {
 		read_line(NR_2M, saved, sizeof(saved));
 		snprintf(want, sizeof(want), "%d\n", pool);
@@ -241,32 +371,38 @@ static int run_kselftest(const char *path, int pool)
 	}
 	fflush(stdout);
 	pid = fork();
-	if (!pid) {
-		alarm(300);
-		execl(path, path, (char *)NULL);
-		_exit(127);
+	if (!pid)
+		kselftest_exec(path, out[1]);
+	close(out[1]);
+	if (pid < 0) {
+		close(out[0]);
+		status = -1;
+	} else {
+		status = kselftest_drain(name, pid, out[0], timeout, t);
 	}
-	if (pid > 0 && waitpid(pid, &status, 0) == pid)
-		rc = WIFEXITED(status) ? WEXITSTATUS(status) :
-		     128 + WTERMSIG(status);
 	if (pool) {
 		strcat(saved, "\n");
 		write_str(NR_2M, saved);
 	}
-	return rc;
+	if (status == -1)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	       128 + WTERMSIG(status);
 }
 
 /*
- * The kernel's own hugetlb selftests (tools/testing/selftests/mm) that
- * need nothing this guest lacks, built static into /kselftest by
- * scripts/run.sh: each must pass, or skip (KSFT_SKIP, exit 4), as on an
- * unpatched kernel.  hugetlb_fault_after_madv, when built in, wants a pool
- * of one page.
+ * The kernel's own mm selftests (tools/testing/selftests/mm) built into
+ * /kselftest by scripts/run.sh.  make test's quick ones must exit 0, or 4
+ * (KSFT_SKIP, as on an unpatched kernel).  The long ones (@all_pass, in
+ * MODE=kselftest) must exit 0 and pass a case at least: a test that
+ * skipped all it has tested nothing.  None may fail a case or count an
+ * error in its KTAP totals, which the result line shows.
  */
-static void run_kselftests(void)
+static void run_kselftests(bool all_pass)
 {
+	int timeout = all_pass ? KSELFTEST_LONG_TIMEOUT : KSELFTEST_TIMEOUT;
+	struct ksft_totals t;
 	struct dirent *d;
-	char path[300];
 	DIR *dir = opendir("/kselftest");
 	int rc;
 
@@ -277,11 +413,12 @@ static void run_kselftests(void)
 	while ((d = readdir(dir))) {
 		if (d->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/kselftest/%s", d->d_name);
-		rc = run_kselftest(path, strcmp(d->d_name,
-						"hugetlb_fault_after_madv") ? 0 : 1);
-		report(rc == 0 || rc == 4, d->d_name, "kselftest exit %d%s", rc,
-		       rc == 4 ? " (skipped)" : "");
+		rc = run_kselftest(d->d_name, timeout, &t);
+		report((rc == 0 || (rc == 4 && !all_pass)) &&
+		       (!all_pass || t.pass > 0) && t.fail <= 0 && t.error <= 0,
+		       d->d_name, "kselftest exit %d%s, cases passed %d, failed %d, skipped %d, errors %d (-1: no KTAP totals)",
+		       rc, rc == 4 ? " (skipped)" : "", t.pass, t.fail, t.skip,
+		       t.error);
 	}
 	closedir(dir);
 }
@@ -325,7 +462,7 @@ void run_selftest(int vcpus)
 	/* First: it reads the events of boot-time jobs from the trace. */
 	run_mm_tests(vcpus, count_nodes());
 	run_vfio_tests(vcpus);
-	run_kselftests();
+	run_kselftests(false);
 	test_helpers(vcpus);
 	in_child(pinned_child, vcpus);
 	test_knob(vcpus);
@@ -337,6 +474,14 @@ void run_selftest(int vcpus)
 	else
 		in_child(cgroup_child, vcpus);
 	run_fault_selftest(vcpus);
+}
+
+/* MODE=kselftest: the long mm selftests alone, then the kernel log. */
+void run_kselftest_mode(void)
+{
+	run_kselftests(true);
+	test_kernel_log();
+	printf(PREFIX "done\n");
 }
 
 /*

@@ -8,6 +8,23 @@
 # 1 GiB pages.
 guest_env="VCPUS=4 NODES=2 MEM=8G REPEAT=1"
 
+# count_guest_results NAME LOG RC OUT: print and count the "ktask-test:
+# ok|FAIL NAME ..." lines of the console LOG of a boot whose run.sh
+# exited with RC, its output in OUT; fail once if it did not finish.
+count_guest_results() {
+	results=$(sed -n 's/.*ktask-test: //p' "$2" 2>/dev/null | tr -d '\r')
+	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
+	ok=$(printf '%s\n' "$results" | grep -c '^ok ' || true)
+	bad=$(printf '%s\n' "$results" | grep -c '^FAIL ' || true)
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+	if [ "$3" -ne 0 ] || ! printf '%s\n' "$results" | grep -q '^done'; then
+		fail "$1: the tests did not finish (exit $3; build/${4#"$build"/}, build/${2#"$build"/})"
+		tail -n 5 "$4" | indent
+		tail -n 30 "$2" 2>/dev/null | indent
+	fi
+}
+
 # Boot the KUnit kernel with guest/ in test mode (scripts/run.sh); count
 # its "ktask-test: ok|FAIL NAME ..." lines, and want its "done".
 run_guest_tests() {
@@ -18,17 +35,7 @@ run_guest_tests() {
 	watched guest "$log" "" 'ktask-test: (ok|FAIL) ' \
 		env $guest_env TIMEOUT="$(stage_limit 1800)" MODE=test,meminfo \
 		"$top/scripts/run.sh" >"$build/guest-test.log" 2>&1 || rc=$?
-	results=$(sed -n 's/.*ktask-test: //p' "$log" 2>/dev/null | tr -d '\r')
-	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
-	ok=$(printf '%s\n' "$results" | grep -c '^ok ' || true)
-	bad=$(printf '%s\n' "$results" | grep -c '^FAIL ' || true)
-	passed=$((passed + ok))
-	failed=$((failed + bad))
-	if [ "$rc" -ne 0 ] || ! printf '%s\n' "$results" | grep -q '^done'; then
-		fail "guest: the tests did not finish (exit $rc; build/guest-test.log, ${log#"$build"/})"
-		tail -n 5 "$build/guest-test.log" | indent
-		tail -n 30 "$log" 2>/dev/null | indent
-	fi
+	count_guest_results guest "$log" "$rc" "$build/guest-test.log"
 	# The tests of the debug kernel: a kernel without its options skips
 	# them, which must not pass unnoticed.
 	for t in fault_nth fault_random kmemleak; do
@@ -64,14 +71,15 @@ run_guest_meminfo() {
 # Boot-time gigantic pages asked for on a node of CPUs only come from
 # another node's memory and are listed under the node asked for: boot with
 # node 1 memoryless and one 1 GiB page on each node, and want both in the
-# pool, as 6.12 gathers them.
+# pool, as 6.12 gathers them.  The vCPUs are SMT pairs, a core per node:
+# deferred init counts CPUs, not cores, and wants both threads of node 0.
 run_guest_memless() {
 	log=$build/run/memless-console.log
-	step "guest: a memoryless node 1, hugepages=0:1,1:1 of 1 GiB (log: build/run/${log##*/})"
+	step "guest: a memoryless node 1, hugepages=0:1,1:1 of 1 GiB, 2 SMT threads per core (log: build/run/${log##*/})"
 	rc=0
 	rm -f "$log"
 	watched "guest (memoryless node)" "$log" "" '' \
-		env VCPUS=4 NODES=2 MEM=6G MEMLESS=1 REPEAT=1 TIMEOUT="$(stage_limit 600)" \
+		env VCPUS=4 NODES=2 SMT=2 MEM=6G MEMLESS=1 REPEAT=1 TIMEOUT="$(stage_limit 600)" \
 		MODE=meminfo CONSOLE=memless-console.log HUGEPAGES_1G=0:1,1:1 \
 		"$top/scripts/run.sh" >"$build/guest-memless.log" 2>&1 || rc=$?
 	pool=$(sed -n 's/.*ktask-meminfo: 1G pool \([0-9-]*\) pages.*/\1/p' "$log" 2>/dev/null | tail -1)
@@ -82,5 +90,32 @@ run_guest_memless() {
 		fail "guest (memoryless node): ${pool:-no} pages of 1 GiB in the pool, want 2 (exit $rc$(limit_note "$rc"))"
 		grep -a 'HugeTLB' "$log" 2>/dev/null | indent
 	fi
+	threads=$(sed -n 's/.*ktask-klog: deferred_init_threads=\([0-9]*\).*/\1/p' "$log" 2>/dev/null | tail -1)
+	if [ "${threads:-0}" -eq 2 ]; then
+		pass
+		printf '    ok memless: deferred init used 2 threads on a core of 2 SMT threads\n'
+	else
+		fail "guest (memoryless node): deferred init used ${threads:-no} threads on a node of 2 SMT threads, want 2"
+	fi
 	check_splats "guest (memoryless node): kernel reports" "$log"
+}
+
+# make gauntlet: the kernel's long mm selftests (scripts/run.sh:
+# kselftests_long) on the KUnit kernel, one check each.  No 1 GiB pool:
+# each 1 GiB case of cow and thuge-gen would write a GiB at TCG's 0.1 GB/s.
+run_guest_kselftests() {
+	log=$build/run/kselftest-console.log
+	step "guest: the kernel's mm selftests (log: build/${log#"$build"/})"
+	rc=0
+	rm -f "$log"
+	watched kselftest "$log" "" 'ktask-test: (ok|FAIL) ' \
+		env $guest_env TIMEOUT="$(stage_limit 3600)" MODE=kselftest HUGEPAGES_1G=0 \
+		"$top/scripts/run.sh" >"$build/guest-kselftest.log" 2>&1 || rc=$?
+	count_guest_results kselftest "$log" "$rc" "$build/guest-kselftest.log"
+	# Each selftest and the kernel log check, or some did not run.
+	want=$(($(printf '%s\n' $kselftests_long | grep -c .) + 1))
+	got=$(printf '%s\n' "$results" | grep -c '^\(ok\|FAIL\) ' || true)
+	[ "$got" -eq "$want" ] ||
+		fail "kselftest: $got results, want $want (each of: $(echo $kselftests_long), kernel_log)"
+	check_splats "guest (kselftest): kernel reports" "$log"
 }

@@ -16,6 +16,14 @@ base_tree=$build/linux-baseline
 source_pkg=linux-source-6.12
 source_tarball=/usr/src/linux-source-6.12.tar.xz
 
+# The kernel's own mm selftests (tools/testing/selftests/mm) that touch
+# the paths the series changes, which run.sh builds into the guest: make
+# test runs the quick ones, MODE=kselftest (make gauntlet) the rest, which
+# take minutes under TCG.
+kselftests="hugepage-mmap hugetlb-madvise map_hugetlb"
+kselftests_long="gup_longterm cow uffd-unit-tests hugetlb_fault_after_madv
+hugetlb_madv_vs_map thuge-gen hugepage-vmemmap hugetlb-read-hwpoison"
+
 # Print a progress line, so a long step never looks like a hang.
 step() {
 	printf '==> %s\n' "$*"

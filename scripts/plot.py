@@ -19,6 +19,8 @@ import statistics
 import subprocess
 import sys
 
+from report import deferred_boot
+
 # The mm callers whose rate the guest's memory write rate bounds.
 MEMORY_BOUND = ('falloc', 'touch_1g')
 
@@ -83,18 +85,23 @@ def mm_curves(rows):
 
 
 def deferred_curve(rows):
-	"""Deferred init with every vCPU: serial ms / ms per thread count."""
+	"""Deferred init with the most vCPUs, no SMT: serial ms / ms per
+	thread count (the patched kernel without a limit uses them all)."""
 	slowest = {}
 	for r in rows:
-		if r['kind'] == 'deferred':
+		if r['kind'] == 'deferred' and deferred_boot(r['label']):
 			key = (r['label'], r['log'])
 			slowest[key] = max(slowest.get(key, 0), int(r['ms']))
+	most = max((deferred_boot(label)[1] for label, _ in slowest), default=0)
 	ms = {}
 	padata = []
 	for (label, _), value in slowest.items():
-		if '-t' in label and label.startswith('patched'):
-			ms.setdefault(int(label.rsplit('-t', 1)[1]), []).append(value)
-		elif label.startswith('unpatched') and not label.endswith('-v1'):
+		patched, vcpus, smt, knob = deferred_boot(label)
+		if vcpus != most or smt != 1:
+			continue
+		if patched:
+			ms.setdefault(knob or vcpus, []).append(value)
+		else:
 			padata.append(value)
 	serial = median(ms.get(1))
 	if not serial:
@@ -102,7 +109,7 @@ def deferred_curve(rows):
 	curve = {'points': {t: serial / median(v) for t, v in ms.items()}}
 	if padata:
 		curve['unpatched'] = serial / median(padata)
-		curve['unpatched_threads'] = max(ms)
+		curve['unpatched_threads'] = most
 	return {'deferred_init': curve}
 
 

@@ -12,8 +12,11 @@
 #      through ktask.max_threads, the unpatched one serial
 #      (console-mm.log, console-unpatched.log);
 #   3. REPEAT rounds of boots for deferred struct page init, all in one
-#      node: unpatched (padata, every vCPU of the node), patched at each
-#      thread count, and both kernels again with one vCPU (deferred-*.log).
+#      node: both kernels (padata and ktask both use a thread per vCPU)
+#      at each vCPU count of DEFERRED_VCPUS, with one thread per core
+#      and, for even counts, again with two SMT threads per core; and the
+#      patched kernel at each thread count below the largest
+#      (deferred-*.log).
 #
 # make test runs the guest's tests with MODE=test,... on the KUnit kernel
 # it has just built (build/kunit, booted with kunit.enable=0), which spares
@@ -23,17 +26,20 @@
 # NODES (NUMA nodes, default 2), REPEAT (runs of each case, and boots of
 # each deferred init case, default 5), THREADS (comma list of thread
 # counts, default 1,2,4,... up to VCPUS), TIMEOUT (seconds per boot,
-# default 3600), ACCEL (see accel.sh), CPU (QEMU -cpu model, default max;
+# default 3600), DEFERRED_VCPUS (vCPU counts of the deferred init boots,
+# default "1 2 4"), ACCEL (see accel.sh), CPU (QEMU -cpu model, default max;
 # max,la57=off for make test's boots),
 # APPEND (more kernel parameters), RUN_ALLOW_MISSING=1 (warn instead of
 # failing when an option of run.config is not set), MODE (what the
 # patched kernel's guest runs, see guest/init.c; default
-# bench,contention; "test,...", "meminfo", "faults", "falloc" and "vfio" boot
+# bench,contention; "deferred": the deferred init boots alone; "kselftest":
+# the long mm selftests (build_kselftests) on the KUnit kernel;
+# "test,...", "meminfo", "faults", "falloc" and "vfio" boot
 # build/kunit's kernel once, write build/run/MODE-console.log and print
 # no report),
 # CONSOLE (the console log's name in build/run for make test's boots,
 # default MODE-console.log), MEMLESS=1 (the last node has CPUs and no memory: MEM goes to the
-# others), HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools; default 528 and 2,
+# others), SMT (threads per core, default 1), HUGEPAGES_2M and HUGEPAGES_1G (boot-time pools; default 528 and 2,
 # 320 and 2 for make test), SCALE=1 (below).
 #
 # SCALE=1 checks correctness and placement at scale, and measures
@@ -55,6 +61,13 @@ mem=${MEM:-16G}
 nodes=${NODES:-$([ -n "$scale" ] && echo 4 || echo 2)}
 repeat=${REPEAT:-5}
 threads=${THREADS:-}
+deferred_vcpus=$(printf '%s' "${DEFERRED_VCPUS:-1 2 4}" | tr , ' ')
+case $deferred_vcpus in
+*[!0-9\ ]*|'') die "DEFERRED_VCPUS=$deferred_vcpus: want vCPU counts, e.g. \"1 2 4\"" ;;
+esac
+# SMT threads per core of every boot but the deferred init ones (which
+# try 1 and 2).
+smt=${SMT:-1}
 timeout=${TIMEOUT:-3600}
 cpu=${CPU:-max}
 extra=${APPEND:-}
@@ -64,7 +77,7 @@ kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|faults|falloc|vfio)
+test|test,*|meminfo|faults|falloc|vfio|kselftest)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage
@@ -94,14 +107,7 @@ boot_params="trace_clock=global nokaslr trace_event=ktask:ktask_job_end"
 user_params=$extra
 extra="$boot_params hugepagesz=2M hugepages=$pages_2m hugepagesz=1G hugepages=${HUGEPAGES_1G:-2} $user_params"
 
-# Every boot: a q35 machine with an Intel IOMMU (interrupt remapping on,
-# as QEMU requires for it; caching mode, so that the IOMMU's mappings are
-# flushed to QEMU) and two edu test devices for guest/vfio.c, which reach
-# all of memory (dma_mask) and sit behind the IOMMU, each in an IOMMU
-# group of its own: two containers of one process.
-edu="-device edu,dma_mask=0xffffffffffffffff"
-machine="-M q35 -device intel-iommu,intremap=on,caching-mode=on $edu $edu"
-extra="intel_iommu=on $extra"
+. "$top/scripts/boot.sh"
 
 # kmake SRC OUT ARGS...: make in the kernel tree SRC, objects in OUT.
 kmake() {
@@ -146,21 +152,41 @@ build_kernel() {
 	kmake "$1" "$2" -j2 bzImage
 }
 
-# The kernel's own hugetlb selftests that this guest can run (it has no
-# SysV IPC, userfaultfd or hwpoison injection) in make test's time:
-# hugetlb_fault_after_madv passes too but takes 3.5 minutes under TCG.
-kselftests="hugepage-mmap hugetlb-madvise map_hugetlb"
-
-# Build them static from the tree into $guest/kselftest; print their
-# initramfs entries.
+# Build the selftests (lib.sh: kselftests, or kselftests_long in MODE=
+# kselftest) static from the tree into $guest/kselftest; the long ones
+# against the tree's own UAPI headers (userfaultfd's are newer than the
+# host's) and with the libraries their Makefile probes for, recorded by
+# its check_config.sh.  Print their initramfs entries.
 build_kselftests() {
-	src=$tree/tools/testing/selftests/mm
+	ks=$tree/tools/testing/selftests/mm
+	list=$kselftests
+	case $mode in *kselftest*) list=$kselftests_long ;; esac
+	# The long ones need the tree's UAPI headers and local_config.h.
+	hdr=$out/headers
+	libs=
+	if [ "$list" = "$kselftests_long" ]; then
+		mkdir -p "$hdr"
+		kmake "$tree" "$hdr" headers >&2
+		(cd "$hdr" && TMPDIR=$hdr sh "$ks/check_config.sh" gcc) >&2
+		libs=$(sed -n 's/^IOURING_EXTRA_LIBS = //p' "$hdr/local_config.mk")
+	fi
 	mkdir -p "$guest/kselftest"
 	echo "dir /kselftest 0755 0 0"
-	for t in $kselftests; do
-		gcc -static -O2 -I"$src/.." -isystem "$tree/tools/include/uapi" \
-			-o "$guest/kselftest/$t" "$src/$t.c" "$src/vm_util.c" \
-			-lpthread -lrt >&2 || die "cannot build the selftest $t"
+	for t in $list; do
+		extra_src=
+		case $t in
+		cow) extra_src=thp_settings.c ;;
+		uffd-unit-tests) extra_src=uffd-common.c ;;
+		esac
+		# From the selftests' directory with relative names, as their
+		# Makefile builds them: gup_longterm makes its temporary file
+		# next to __FILE__, which must be a path the guest has.
+		# shellcheck disable=SC2086 # $extra_src and $libs: 0 or more words
+		(cd "$ks" && gcc -static -O2 -I.. -I"$hdr" -isystem "$hdr/usr/include" \
+			-isystem "$tree/tools/include/uapi" \
+			-o "$guest/kselftest/$t" "$t.c" vm_util.c $extra_src \
+			$libs -lpthread -lrt -lm) >&2 ||
+			die "cannot build the selftest $t"
 		echo "file /kselftest/$t $guest/kselftest/$t 0755 0 0"
 	done
 }
@@ -177,101 +203,34 @@ build_initramfs() {
 	nod /dev/console 0600 0 0 c 5 1
 	dir /proc 0755 0 0
 	dir /sys 0755 0 0
+	dir /tmp 1777 0 0
 	file /init $guest/init 0755 0 0
 	EOF
 	[ -z "$test_kernel$scale" ] || build_kselftests >>"$guest/initramfs.list"
 	"$guest/gen_init_cpio" "$guest/initramfs.list" >"$guest/initramfs.cpio"
 }
 
-# "16G" or "2048M" (or plain MiB) -> MiB.
-mem_mib() {
-	case $1 in
-	*[Gg]) echo $((${1%[Gg]} * 1024)) ;;
-	*[Mm]) echo "${1%[Mm]}" ;;
-	*[!0-9]*|'') die "MEM=$1: want e.g. 16G or 2048M" ;;
-	*) echo "$1" ;;
-	esac
-}
-
-# One socket per node when the vCPUs split evenly: with all vCPUs in one
-# socket the kernel warns that CPUs sharing a cache sit on two nodes.
-smp_arg() {
-	if [ $((vcpus % nodes)) -eq 0 ]; then
-		echo "$vcpus,sockets=$nodes,cores=$((vcpus / nodes)),threads=1"
-	else
-		echo "$vcpus"
-	fi
-}
-
-# -m, one preallocated RAM backend per node and the CPUs split evenly;
-# with MEMLESS=1 the last node has its CPUs and no memory.
-numa_args() {
-	total=$(mem_mib "$mem")
-	with_mem=$nodes
-	[ -z "${MEMLESS:-}" ] || with_mem=$((nodes - 1))
-	[ "$with_mem" -gt 0 ] || die "MEMLESS=1 needs NODES=2 or more"
-	per=$((total / with_mem))
-	[ "$per" -gt 0 ] || die "MEM=$mem is too small for NODES=$nodes"
-	printf -- '-m %sM' $((per * with_mem))
-	n=0
-	while [ "$n" -lt "$nodes" ]; do
-		first=$((n * vcpus / nodes))
-		last=$(((n + 1) * vcpus / nodes - 1))
-		cpus=
-		[ "$last" -lt "$first" ] || cpus=",cpus=$first-$last"
-		memdev=
-		if [ "$n" -lt "$with_mem" ]; then
-			printf -- ' -object memory-backend-ram,id=m%s,size=%sM,prealloc=on' "$n" "$per"
-			memdev=",memdev=m$n"
-		fi
-		printf -- ' -numa node,nodeid=%s%s%s' "$n" "$cpus" "$memdev"
-		n=$((n + 1))
-	done
-}
-
-# boot KERNEL LOG MODE VCPUS NODES LABEL [APPEND...]: boot once; the
-# guest's console goes to LOG, after a first line that says where the
-# numbers come from (report.py reads it).
-boot() {
-	b_kernel=$1 b_log=$2 b_mode=$3 b_vcpus=$4 b_nodes=$5 b_label=$6
-	shift 6
-	accel=$("$top/scripts/accel.sh")
-	# panic=-1: a panic reboots, which ends QEMU (-no-reboot), not a hang.
-	append="console=ttyS0 quiet panic=-1 ktask_mode=$b_mode ktask_repeat=$repeat"
-	[ -z "$threads" ] || append="$append ktask_threads=$threads"
-	append="$append $extra $*"
-	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr ' ' _)
-	printf 'ktask-run: host_cpu=%s host_cpus=%s accel=%s qemu_vcpus=%s qemu_mem=%s qemu_nodes=%s label=%s append=%s\n' \
-		"${model:-unknown}" "$(host_cpus)" "${accel##* }" "$b_vcpus" "$mem" \
-		"$b_nodes" "$b_label" "$(printf '%s' "$*" | tr ' ' ,)" >"$b_log"
-	step "booting $b_label ($b_mode): $b_vcpus vCPUs, $mem in $b_nodes nodes, $accel (log: build/run/${b_log##*/})"
-	# smp_arg and numa_args read these.
-	vcpus=$b_vcpus nodes=$b_nodes
-	# shellcheck disable=SC2046,SC2086 # the argument lists are several words
-	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
-		$machine -smp "$(smp_arg)" $(numa_args) -mem-prealloc \
-		-bios qboot.rom -nodefaults -nographic -serial stdio -no-reboot \
-		-kernel "$b_kernel" -initrd "$guest/initramfs.cpio" \
-		-append "$append" </dev/null 2>&1 || rc=$?
-	  echo "$rc" >"$out/qemu.rc"; } >>"$b_log"
-	rc=$(cat "$out/qemu.rc")
-	[ "$rc" = 0 ] || step "warning: QEMU exited with $rc$([ "$rc" = 124 ] && echo ' (timeout)')"
-	grep -a 'ktask-[a-z]*: error' "$b_log" | sed 's/^/    /' || true
-}
-
 # The thread counts of the deferred init boots: THREADS, or 1, 2, 4, ...
-# up to all the vCPUs.
+# below $1 vCPUs.
 thread_counts() {
 	if [ -n "$threads" ]; then
 		printf '%s\n' "$threads" | tr , ' '
 		return
 	fi
 	t=1
-	while [ "$t" -lt "$all" ]; do
+	while [ "$t" -lt "$1" ]; do
 		printf '%s ' "$t"
 		t=$((t * 2))
 	done
-	echo "$all"
+}
+
+# deferred_boots VCPUS SMT ROUND: both kernels, deferred init only.
+deferred_boots() {
+	saved_smt=$smt smt=$2
+	tag=v$1$([ "$2" = 1 ] || echo "-smt$2")
+	boot "$base_kernel" "$out/deferred-unpatched-$tag-$3.log" meminfo "$1" 1 "unpatched-$tag"
+	boot "$kernel" "$out/deferred-patched-$tag-$3.log" meminfo "$1" 1 "patched-$tag"
+	smt=$saved_smt
 }
 
 if [ -n "$test_kernel" ]; then
@@ -302,31 +261,38 @@ base_kernel=$base_out/arch/x86/boot/bzImage
 build_initramfs
 
 all=$vcpus
-boot "$kernel" "$log" "$mode" "$all" "$nodes" patched
-# The mm benchmark in one node: fallocate() binds its helpers to the
-# caller's node, as a task with the default memory policy allocates there.
-boot "$kernel" "$out/console-mm.log" mm "$all" 1 patched
-boot "$base_kernel" "$out/console-unpatched.log" mm "$all" 1 unpatched
-# Deferred init in one node, which then has every vCPU, and again with
-# one vCPU; no pools, so every page but the first section's is deferred.
-# No tracing either: both kernels get the same command line but for
-# ktask.max_threads (make test checks the threads deferred init uses).
+logs=
+if [ "$mode" != deferred ]; then
+	boot "$kernel" "$log" "$mode" "$all" "$nodes" patched
+	# The mm benchmark in one node: fallocate() binds its helpers to the
+	# caller's node, as a task with the default memory policy allocates
+	# there.
+	boot "$kernel" "$out/console-mm.log" mm "$all" 1 patched
+	boot "$base_kernel" "$out/console-unpatched.log" mm "$all" 1 unpatched
+	logs="$log $out/console-mm.log $out/console-unpatched.log"
+fi
+# Deferred init in one node at each vCPU count, with and without SMT,
+# and the patched kernel at each thread count of the largest; no pools,
+# so every page but the first section's is deferred.  No tracing either:
+# both kernels get the same command line but for ktask.max_threads (make
+# test checks the jobs and threads deferred init uses).
 rm -f "$out"/deferred-*.log
 extra="nokaslr $user_params"
+# shellcheck disable=SC2086 # a list of numbers
+most=$(printf "%s\n" $deferred_vcpus | sort -n | tail -1)
 r=1
 while [ "$r" -le "$repeat" ]; do
 	step "deferred init boots, round $r of $repeat"
-	boot "$base_kernel" "$out/deferred-unpatched-v$all-$r.log" meminfo "$all" 1 "unpatched-v$all"
-	for t in $(thread_counts); do
-		boot "$kernel" "$out/deferred-patched-v$all-t$t-$r.log" meminfo "$all" 1 \
-			"patched-v$all-t$t" "ktask.max_threads=$t"
+	for v in $deferred_vcpus; do
+		deferred_boots "$v" 1 "$r"
+		[ $((v % 2)) -ne 0 ] || deferred_boots "$v" 2 "$r"
 	done
-	if [ "$all" -gt 1 ]; then
-		boot "$base_kernel" "$out/deferred-unpatched-v1-$r.log" meminfo 1 1 unpatched-v1
-		boot "$kernel" "$out/deferred-patched-v1-$r.log" meminfo 1 1 patched-v1
-	fi
+	for t in $(thread_counts "$most"); do
+		boot "$kernel" "$out/deferred-patched-v$most-t$t-$r.log" meminfo "$most" 1 \
+			"patched-v$most-t$t" "ktask.max_threads=$t"
+	done
 	r=$((r + 1))
 done
 step "results"
-exec python3 "$top/scripts/report.py" "$log" "$out/console-mm.log" \
-	"$out/console-unpatched.log" "$out"/deferred-*.log
+# shellcheck disable=SC2086 # $logs is a list of paths without spaces
+exec python3 "$top/scripts/report.py" $logs "$out"/deferred-*.log

@@ -42,6 +42,10 @@
 #               =n (scripts/bisect.sh)
 #   scale       make run SCALE=1: the in-guest tests with 32 vCPUs in 4
 #               nodes, and the serial boot against them
+#   kselftest   the kernel's long mm selftests (gup_longterm, cow,
+#               uffd-unit-tests, thuge-gen, the hugetlb ones: scripts/
+#               run.sh) booted on the debug kernel, one check each (make
+#               kselftest: this stage alone, on the debug kernel built)
 #
 # After each boot, scripts/splat.py reads the console: a kernel report
 # (WARN, BUG, lockdep, KASAN, UBSAN, a hang, ...) is printed and fails one
@@ -171,15 +175,21 @@ sync_tree
 accel=$("$top/scripts/accel.sh")
 tier=${1:-test}
 case $tier in
-test|gauntlet|kcsan) ;;
-*) die "usage: scripts/test.sh [test|gauntlet|kcsan]" ;;
+test|gauntlet|kcsan|kselftest) ;;
+*) die "usage: scripts/test.sh [test|gauntlet|kcsan|kselftest]" ;;
 esac
 all_start=$(date +%s)
 [ "$tier" = test ] && limit=4800 || limit=21600
 deadline=$((all_start + ${TEST_LIMIT:-$limit}))
-# make kcsan: that stage alone.
-if [ "$tier" = kcsan ]; then
-	run_kcsan
+# make kcsan and make kselftest: that stage alone.
+if [ "$tier" = kcsan ] || [ "$tier" = kselftest ]; then
+	if [ "$tier" = kcsan ]; then
+		run_kcsan
+	elif [ -f "$build/kunit/arch/x86/boot/bzImage" ]; then
+		timed "guest kselftests" run_guest_kselftests
+	else
+		fail "kselftest: no build/kunit kernel: make test builds it"
+	fi
 	printf '%s passed, %s failed\n' "$passed" "$failed"
 	[ "$failed" -eq 0 ]
 	exit
@@ -192,7 +202,7 @@ debug_built=$kernel_built
 if [ -n "$debug_built" ]; then
 	check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
 	run_kunit smt "$build/kunit" exec "-smp 4,sockets=1,cores=2,threads=2 -m 1024" \
-		'ktask.ktask_test_one_thread_per_core'
+		'ktask.ktask_test_*per_core'
 	check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
 	timed "guest tests" run_guest_tests
 	timed "guest serial boot" run_guest_meminfo
@@ -216,6 +226,11 @@ if [ "$tier" = gauntlet ]; then
 		fail "bisect: skipped, build/kunit-serial did not build"
 	fi
 	timed "scale (make run SCALE=1)" run_scale
+	if [ -n "$debug_built" ]; then
+		timed "guest kselftests" run_guest_kselftests
+	else
+		fail "kselftest: skipped, build/kunit did not build"
+	fi
 fi
 
 printf '    (%s: %ss)\n' "make $tier" $(($(date +%s) - all_start))
