@@ -39,7 +39,6 @@
 
 #include "guest.h"
 
-#define SZ_2M		(2UL << 20)
 #define RACE_ROUNDS	4
 #define RACE_MAGIC	0x6b7461736b000000ULL	/* | page index */
 #define RACE_SIGNAL_AT	2	/* pages written before the signal */

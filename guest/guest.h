@@ -42,6 +42,10 @@ struct bench_result {
 };
 
 /* HugePages_Total/Free/Rsvd/Surp of one page size. */
+/* Huge page sizes: the 2 MiB and 1 GiB pools. */
+#define SZ_2M		(2UL << 20)
+#define SZ_1G		(1UL << 30)
+
 struct pool {
 	long long	total, free, rsvd, surp;
 };

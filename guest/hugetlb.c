@@ -38,8 +38,6 @@
 /* Nodes whose deferred init jobs test_deferred_init() counts. */
 #define MAX_NODES	64
 
-#define SZ_2M		(2UL << 20)
-#define SZ_1G		(1UL << 30)
 #define JOB_END		TRACE "events/ktask/ktask_job_end/enable"
 
 static long long read_num(const char *dir, const char *file)

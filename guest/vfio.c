@@ -66,7 +66,6 @@
 
 #define PAGE		4096UL
 #define IOVA_BASE	(1UL << 32)	/* clear of the IOMMU's MSI window */
-#define SZ_1G		(1UL << 30)
 
 struct vfio {
 	int		container, group, device;

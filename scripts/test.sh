@@ -44,7 +44,7 @@
 #               nodes, and the serial boot against them
 #   kselftest   the kernel's long mm selftests (gup_longterm, cow,
 #               uffd-unit-tests, thuge-gen, the hugetlb ones: scripts/
-#               run.sh) booted on the debug kernel, one check each (make
+#               lib.sh) booted on the debug kernel, one check each (make
 #               kselftest: this stage alone, on the debug kernel built)
 #
 # After each boot, scripts/splat.py reads the console: a kernel report
