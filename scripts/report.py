@@ -434,7 +434,8 @@ def tables(logs):
 
 def main():
 	top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-	paths = sys.argv[1:] or [os.path.join(top, 'build/run/console.log')]
+	# The first log gives the header: a path given twice is read once.
+	paths = list(dict.fromkeys(sys.argv[1:])) or [os.path.join(top, 'build/run/console.log')]
 	logs = []
 	for path in paths:
 		try:
@@ -447,7 +448,7 @@ def main():
 	print(text, end='')
 	path, lines, _, results, _ = logs[0]
 	if not results:
-		print(f'error: no ktask-bench results in {path}; its last 30 lines:',
+		print(f'error: no results in {path}; its last 30 lines:',
 		      file=sys.stderr)
 		for line in lines[-30:]:
 			print(f'  | {line}', file=sys.stderr)

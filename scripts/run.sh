@@ -294,5 +294,7 @@ while [ "$r" -le "$repeat" ]; do
 	r=$((r + 1))
 done
 step "results"
+# The header's machine: the mm boot's, or the deferred boot with most vCPUs.
+[ -n "$logs" ] || logs=$out/deferred-patched-v$most-1.log
 # shellcheck disable=SC2086 # $logs is a list of paths without spaces
 exec python3 "$top/scripts/report.py" $logs "$out"/deferred-*.log
