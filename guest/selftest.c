@@ -305,14 +305,6 @@ static size_t kselftest_lines(const char *name, char *buf, size_t len,
 	return len;
 }
 
-/* Reap what is left of @pid's group, re-parented to us, PID 1. */
-static int kselftest_reap(pid_t pid, int status)
-{
-	while (waitpid(-pid, NULL, WNOHANG) > 0)
-		;
-	return status;
-}
-
 /*
  * Copy the selftest's output from @out to the console, each line prefixed
  * with its @name, and its totals into @t, until every process of its
@@ -331,8 +323,9 @@ static int kselftest_drain(const char *name, pid_t pid, int out, int timeout,
 	ssize_t n;
 
 	for (;;) {
-		if (status == -1 && waitpid(pid, &status, WNOHANG) != pid)
-			status = -1;
+		/* waitpid() writes @status only once @pid has exited. */
+		if (status == -1)
+			waitpid(pid, &status, WNOHANG);
 		if (status != -1 || time(NULL) > deadline)
 			kill(-pid, SIGKILL);
 		/* A process that left the group and keeps the pipe open. */
@@ -349,18 +342,16 @@ static int kselftest_drain(const char *name, pid_t pid, int out, int timeout,
 	kselftest_lines(name, buf, len, true, t);
 	close(out);
 	/* It may still run with its output closed: until the deadline. */
-	while (status == -1) {
-		n = waitpid(pid, &status, WNOHANG);
-		if (n < 0 || n == pid)
-			break;
-		status = -1;
+	while (status == -1 && waitpid(pid, &status, WNOHANG) == 0) {
 		if (time(NULL) > deadline)
 			kill(-pid, SIGKILL);
 		usleep(100 * 1000);
 	}
-	return kselftest_reap(pid, status);
+	/* What is left of its group was re-parented to us, PID 1. */
+	while (waitpid(-pid, NULL, WNOHANG) > 0)
+		;
+	return status;
 }
-
 
 /*
  * Run /kselftest/@name for at most @timeout seconds, with the 2 MiB pool
@@ -414,8 +405,9 @@ static int run_kselftest(const char *name, int pool, int timeout,
  * /kselftest by scripts/run.sh.  make test's quick ones must exit 0, or 4
  * (KSFT_SKIP, as on an unpatched kernel).  The long ones (@all_pass, in
  * MODE=kselftest) must exit 0 and, if they print KTAP totals, pass a case
- * at least: a test that skipped all it has tested nothing.  None may fail a case or count an
- * error in its KTAP totals, which the result line shows.
+ * at least: a test that skipped all it has tested nothing.  None may fail
+ * a case or count an error in its KTAP totals, which the result line
+ * shows.
  */
 static void run_kselftests(bool all_pass)
 {
