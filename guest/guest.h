@@ -99,6 +99,7 @@ void run_selftest(int vcpus);
 void run_fault_selftest(int vcpus);
 void run_kselftest_mode(void);
 void run_mm_tests(int vcpus, int nodes);
+void run_falloc_tests(int vcpus);
 void print_meminfo(void);
 void print_boot_log(void);
 void run_mm_bench(const int *threads, int nthreads, int repeat,

@@ -361,6 +361,97 @@ static void test_falloc_enospc(void)
 	       r[1].prefix_ok);
 }
 
+/* What a fallocate() over a reserved range left, and the helpers it had. */
+struct falloc_reserved_result {
+	struct falloc_result	r;
+	int			helpers;	/* ktask_helper_end events */
+	int			kept;		/* the page written first kept it */
+};
+
+/*
+ * Map @pages pages of a new file in @dir MAP_SHARED, which reserves them,
+ * write to the first, then fallocate() the range with ktask.max_threads
+ * at @threads.  The mapping goes, and the file, once the result is read.
+ */
+static int falloc_reserved_run(const char *dir, long pages, int threads,
+			       struct falloc_reserved_result *res)
+{
+	unsigned long len = pages * SZ_2M;
+	struct helpers_seen seen;
+	char path[64];
+	struct stat st;
+	char *map;
+	int fd;
+
+	memset(res, 0, sizeof(*res));
+	snprintf(path, sizeof(path), "%s/reserved", dir);
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (fd < 0 || ktask_threads_set(threads) || ftruncate(fd, len))
+		goto fail;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		goto fail;
+	memset(map, 0x5a, SZ_2M);
+	trace_start();
+	write_str(HELPER_END, "1\n");
+	res->r.err = fallocate(fd, 0, 0, len) ? errno : 0;
+	res->r.threads = trace_threads("hugetlbfs_falloc_chunk");
+	write_str(HELPER_END, "0\n");
+	trace_helpers("hugetlbfs_falloc_chunk", -1, &seen);
+	res->helpers = seen.helpers;
+	res->kept = map[0] == 0x5a && map[SZ_2M - 1] == 0x5a;
+	pool_read(SZ_2M, &res->r.pool);
+	fstat(fd, &st);
+	res->r.size = st.st_size;
+	res->r.blocks = st.st_blocks;
+	res->r.zero = 1;
+	munmap(map, len);
+	close(fd);
+	return unlink(path) ? -errno : 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	return -errno;
+}
+
+/*
+ * fallocate() of a range that a MAP_SHARED mapping has reserved runs the
+ * serial loop, as a range with pages or reservations always does (see
+ * hugetlbfs_falloc_start()), and knows it before it forks: not one helper
+ * may be started for the call.  The range is large enough for two
+ * threads and the free pool holds it besides its reservation, so only
+ * the reservation keeps it serial.  The file, the pool and the page written before the call end
+ * as after the serial run.
+ */
+static void test_falloc_reserved(void)
+{
+	const char *name = "falloc_reserved", *dir = huge_mount(SZ_2M);
+	struct falloc_reserved_result serial, threaded;
+	/* Two memory chunks (KTASK_MEM_CHUNK), what a helper wants. */
+	long pages = 2 * (128L << 20) / SZ_2M;
+
+	if (huge_free(SZ_2M) < 2 * pages) {
+		report(0, name, "needs %ld free 2 MiB pages, has %lld",
+		       2 * pages, huge_free(SZ_2M));
+		return;
+	}
+	if (!dir || falloc_reserved_run(dir, pages, 1, &serial) ||
+	    falloc_reserved_run(dir, pages, 0, &threaded)) {
+		report(0, name, "setup failed: %s", strerror(errno));
+		return;
+	}
+	print_falloc(name, "serial", &serial.r);
+	print_falloc(name, "threaded", &threaded.r);
+	report(!serial.r.err && falloc_same(&serial.r, &threaded.r) &&
+	       serial.kept && threaded.kept && !threaded.helpers, name,
+	       "%ld reserved pages: errno %d and %d, %d helpers started (want 0), job threads %d and %d, blocks %lld and %lld, free %lld and %lld, written page kept: %d %d",
+	       pages, serial.r.err, threaded.r.err, threaded.helpers,
+	       serial.r.threads, threaded.r.threads, serial.r.blocks,
+	       threaded.r.blocks, serial.r.pool.free, threaded.r.pool.free,
+	       serial.kept, threaded.kept);
+}
+
 /* Where a page is, and where the helpers that cleared it were queued. */
 struct placement {
 	int			node;	/* the page's (move_pages(2)), or -1 */
@@ -605,17 +696,23 @@ static const struct placer falloc_placer = {
 	.release	= falloc_release,
 };
 
+/* The fallocate() tests of 2 MiB pages: make test's, and MODE=falloc's. */
+void run_falloc_tests(int vcpus)
+{
+	test_falloc("falloc_2m", SZ_2M, huge_free(SZ_2M) * 3 / 4, vcpus);
+	test_falloc_enospc();
+	test_falloc_reserved();
+	/* Two chunks of 2 MiB pages: one for the caller, one for a helper. */
+	test_placement(&falloc_placer, 256UL << 20, vcpus);
+	run_falloc_race_tests(vcpus);
+}
+
 void run_mm_tests(int vcpus, int nodes)
 {
 	struct pool p;
 
 	test_deferred_init(vcpus, nodes);
-	pool_read(SZ_2M, &p);
-	test_falloc("falloc_2m", SZ_2M, p.free * 3 / 4, vcpus);
-	test_falloc_enospc();
-	/* Two chunks of 2 MiB pages: one for the caller, one for a helper. */
-	test_placement(&falloc_placer, 256UL << 20, vcpus);
-	run_falloc_race_tests(vcpus);
+	run_falloc_tests(vcpus);
 	pool_read(SZ_1G, &p);
 	if (p.free >= 2)
 		test_falloc("falloc_1g", SZ_1G, 2, vcpus);

@@ -11,7 +11,8 @@
  *	mm		fallocate(), 1 GiB first touch, VFIO map and memset() rates
  *			(hugetlb.c, vfio.c)
  *	vfio		the VFIO tests of make test alone, for working on them (vfio.c)
- *	falloc		the fallocate() race tests of make test alone (falloc_race.c)
+ *	falloc		the 2 MiB fallocate() tests of make test alone (hugetlb.c,
+ *			falloc_race.c)
  *	faults		the fault injection and kmemleak tests alone (faults.c)
  *	meminfo		deferred init times, memory totals per zone (hugetlb.c)
  *	kselftest	the kernel's long mm selftests alone (selftest.c)
@@ -351,7 +352,7 @@ int main(void)
 	else if (has_mode(modes, "vfio"))
 		run_vfio_tests(vcpus);
 	else if (has_mode(modes, "falloc"))
-		run_falloc_race_tests(vcpus);
+		run_falloc_tests(vcpus);
 	else if (has_mode(modes, "faults"))
 		run_fault_selftest(vcpus);
 	else if (has_mode(modes, "kselftest"))
