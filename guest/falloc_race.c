@@ -16,13 +16,21 @@
  *				cgroup, which a reservation does not cover
  *	falloc_race_signal	a signal, sent by the writer once it has
  *				written a few pages
+ *	falloc_race_pin		the cgroup limit, the first page the writer
+ *				wrote held by a FOLL_LONGTERM pin (the
+ *				kernel's gup_test) from before the call
+ *				fails until after it: unmapped, but not gone
+ *	falloc_race_shared	the cgroup limit, the writer's mapping a
+ *				plain MAP_SHARED one, which reserves the
+ *				range before the call (so it runs serially)
  *
+ * The writer's mapping is MAP_SHARED|MAP_NORESERVE but in the last test.
  * Each test runs RACE_ROUNDS calls and checks after every call that each
  * page the writer wrote still reads back its pattern (pread(), so that a
- * page taken out reads as a hole, zeros), that no reservation is left
- * (HugePages_Rsvd as before: the writer's mapping is MAP_NORESERVE), that
- * the file holds as many pages as the pool lost, and, once the file is
- * gone, that the pool is back where it started.
+ * page taken out reads as a hole, zeros), that no reservation is left but
+ * a plain MAP_SHARED mapping's for the pages still missing, that the file
+ * holds as many pages as the pool lost, and, once the file is gone, that
+ * the pool is back where it started.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -54,9 +63,31 @@
 #endif
 #define RACE_CG		CGROOT "/falloc-race"
 
+/* The kernel's gup_test (CONFIG_GUP_TEST): its ABI, from mm/gup_test.h. */
+#define GUP_TEST		"/sys/kernel/debug/gup_test"
+struct pin_longterm_test {
+	unsigned long long	addr;
+	unsigned long long	size;
+	unsigned int		flags;
+};
+#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
+#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
+#define PIN_LONGTERM_TEST_FLAG_USE_WRITE	1
+
+/* How the writer maps the range, and what it holds. */
+enum race_kind {
+	RACE_NORESERVE,		/* MAP_SHARED|MAP_NORESERVE */
+	RACE_PIN,		/* that, and a FOLL_LONGTERM pin of a page */
+	RACE_SHARED,		/* MAP_SHARED: the range is reserved by it */
+};
+
 /* One fallocate() against the writer. */
 struct race {
-	char			*map;		/* MAP_SHARED|MAP_NORESERVE */
+	char			*map;		/* see enum race_kind */
+	enum race_kind		kind;
+	int			gup_fd;		/* RACE_PIN: gup_test */
+	long			pinned_at;	/* the page pinned, or -1 */
+	int			pinned_early;	/* before the call returned */
 	long			pages;		/* in the range */
 	volatile int		done;		/* the call returned */
 	pthread_t		caller;
@@ -71,6 +102,7 @@ struct race {
 struct race_total {
 	int	rounds, bad_errno, lost, rsvd_left, blocks_wrong, pool_wrong;
 	int	interrupted;	/* rounds that returned EINTR */
+	int	pinned;		/* rounds with a pin held across the call */
 	int	max_threads;
 	long	written;
 };
@@ -86,6 +118,26 @@ static void race_wait_reserved(struct race *r)
 			return;
 		usleep(1000);
 	} while (!r->done && now_ns() - t0 < RACE_START_US * 1000LL);
+}
+
+/*
+ * RACE_PIN: pin the page at @p, once, with FOLL_LONGTERM, as an io_uring
+ * fixed buffer or a VFIO map would; the pin stays until race_round()
+ * has checked the file.
+ */
+static void race_pin(struct race *r, char *p, long j)
+{
+	struct pin_longterm_test pin = {
+		.addr	= (unsigned long)p,
+		.size	= SZ_2M,
+		.flags	= PIN_LONGTERM_TEST_FLAG_USE_WRITE,
+	};
+
+	if (r->kind != RACE_PIN || r->pinned_at >= 0 ||
+	    ioctl(r->gup_fd, PIN_LONGTERM_TEST_START, &pin))
+		return;
+	r->pinned_at = j;
+	r->pinned_early = !r->done;
 }
 
 /* Write a pattern to each page of the range it can fault in, once. */
@@ -105,6 +157,7 @@ static void *race_writer(void *arg)
 				continue;
 			*(volatile unsigned long long *)p = RACE_MAGIC | j;
 			r->written[j] = 1;
+			race_pin(r, p, j);
 			madvise(p, SZ_2M, MADV_DONTNEED);
 			if (++r->nr_written == r->signal_at)
 				pthread_kill(r->caller, SIGUSR1);
@@ -139,18 +192,23 @@ static int race_lost(int fd, const struct race *r)
 /*
  * One round in @dir: fallocate() of @pages pages of a new file, which
  * must fail with @want_errno (or succeed, with @want_errno EINTR: the
- * signal may come late), beside the writer; with @threaded, the writer
- * first waits for the call to reserve its range.
+ * signal may come late), beside a writer that maps the range as @kind
+ * says; with @threaded, the writer first waits for the call to reserve
+ * its range.
  */
 static void race_round(const char *dir, long pages, int want_errno,
-		       int threaded, struct race_total *t)
+		       enum race_kind kind, int threaded, struct race_total *t)
 {
 	struct race r = {
+		.kind		= kind,
+		.gup_fd		= -1,
+		.pinned_at	= -1,
 		.pages		= pages,
 		.caller		= pthread_self(),
 		.threaded	= threaded,
 	};
 	struct pool before, after, end;
+	long long want_rsvd;
 	struct stat st;
 	pthread_t writer;
 	char path[64];
@@ -158,6 +216,8 @@ static void race_round(const char *dir, long pages, int want_errno,
 
 	if (want_errno == EINTR)
 		r.signal_at = RACE_SIGNAL_AT;
+	if (kind == RACE_PIN)
+		r.gup_fd = open(GUP_TEST, O_RDWR);
 	snprintf(path, sizeof(path), "%s/race", dir);
 	pool_read(SZ_2M, &before);
 	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
@@ -167,7 +227,8 @@ static void race_round(const char *dir, long pages, int want_errno,
 		goto out;
 	}
 	r.map = mmap(NULL, pages * SZ_2M, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_NORESERVE, fd, 0);
+		     MAP_SHARED | (kind == RACE_SHARED ? 0 : MAP_NORESERVE),
+		     fd, 0);
 	if (r.map == MAP_FAILED) {
 		t->bad_errno++;
 		goto out;
@@ -182,11 +243,18 @@ static void race_round(const char *dir, long pages, int want_errno,
 	if (threads > t->max_threads)
 		t->max_threads = threads;
 	t->interrupted += err == EINTR;
+	t->pinned += r.pinned_at >= 0 && r.pinned_early;
 	pool_read(SZ_2M, &after);
 	fstat(fd, &st);
 	t->bad_errno += err != want_errno && !(want_errno == EINTR && !err);
 	t->lost += race_lost(fd, &r);
-	t->rsvd_left += after.rsvd != before.rsvd;
+	if (r.pinned_at >= 0)
+		ioctl(r.gup_fd, PIN_LONGTERM_TEST_STOP);
+	/* A plain MAP_SHARED mapping keeps the pages still missing reserved. */
+	want_rsvd = before.rsvd;
+	if (kind == RACE_SHARED)
+		want_rsvd += pages - (before.free - after.free);
+	t->rsvd_left += after.rsvd != want_rsvd;
 	t->blocks_wrong += st.st_blocks / (long long)(SZ_2M / 512) !=
 			   before.free - after.free;
 	t->written += r.nr_written;
@@ -194,6 +262,8 @@ static void race_round(const char *dir, long pages, int want_errno,
 out:
 	if (fd >= 0)
 		close(fd);
+	if (r.gup_fd >= 0)
+		close(r.gup_fd);
 	unlink(path);
 	free(r.written);
 	pool_read(SZ_2M, &end);
@@ -203,21 +273,25 @@ out:
 
 /*
  * The test passes if no round lost a page or left the pool wrong, pages
- * were written beside the calls, and, with @threaded, at least one round
- * ran on several threads (with more than one vCPU): that is the path the
- * test is for.
+ * were written beside the calls, and the rounds took the path the test is
+ * for: with @threaded, at least one ran on several threads (with more
+ * than one vCPU); for RACE_PIN, at least one had a pin held across the
+ * call; for RACE_SHARED, none ran on several threads.
  */
 static void race_report(const char *name, const char *why,
-			const struct race_total *t, int vcpus, int threaded)
+			const struct race_total *t, int vcpus,
+			enum race_kind kind, int threaded)
 {
 	report(t->rounds == RACE_ROUNDS && !t->bad_errno && !t->lost &&
 	       !t->rsvd_left && !t->blocks_wrong && !t->pool_wrong &&
-	       t->written && (!threaded || vcpus < 2 || t->max_threads >= 2),
+	       t->written && (!threaded || vcpus < 2 || t->max_threads >= 2) &&
+	       (kind != RACE_PIN || t->pinned) &&
+	       (kind != RACE_SHARED || t->max_threads <= 1),
 	       name,
-	       "%d rounds %s (%d EINTR), %ld pages written beside it: %d lost, %d with an unexpected errno, %d with reservations left, %d with blocks unlike the pool, %d with the pool changed after; at most %d threads",
+	       "%d rounds %s (%d EINTR), %ld pages written beside it: %d lost, %d with an unexpected errno, %d with reservations left, %d with blocks unlike the pool, %d with the pool changed after; %d with a pin held across the call; at most %d threads",
 	       t->rounds, why, t->interrupted, t->written, t->lost,
 	       t->bad_errno, t->rsvd_left, t->blocks_wrong, t->pool_wrong,
-	       t->max_threads);
+	       t->pinned, t->max_threads);
 }
 
 /*
@@ -239,10 +313,10 @@ static void test_race_mount(int vcpus)
 		return;
 	}
 	for (i = 0; i < RACE_ROUNDS; i++)
-		race_round(dir, 2 * limit, ENOSPC, 0, &t);
+		race_round(dir, 2 * limit, ENOSPC, RACE_NORESERVE, 0, &t);
 	umount(dir);
 	race_report("falloc_race_mount", "of ENOSPC from the mount", &t,
-		    vcpus, 0);
+		    vcpus, RACE_NORESERVE, 0);
 }
 
 /* Three quarters of the free pool, interrupted by a signal. */
@@ -256,47 +330,76 @@ static void test_race_signal(int vcpus)
 	/* No SA_RESTART: the call returns EINTR. */
 	sigaction(SIGUSR1, &sa, NULL);
 	for (i = 0; dir && i < RACE_ROUNDS; i++)
-		race_round(dir, huge_free(SZ_2M) * 3 / 4, EINTR, 1, &t);
+		race_round(dir, huge_free(SZ_2M) * 3 / 4, EINTR, RACE_NORESERVE,
+			   1, &t);
 	signal(SIGUSR1, SIG_DFL);
 	/* A call that finished before the signal tests nothing. */
 	if (!t.interrupted)
 		t.bad_errno++;
-	race_report("falloc_race_signal", "interrupted", &t, vcpus, 1);
+	race_report("falloc_race_signal", "interrupted", &t, vcpus,
+		    RACE_NORESERVE, 1);
 }
+
+/* The tests that run into the limit of the hugetlb cgroup. */
+static const struct {
+	const char	*name;
+	const char	*why;
+	enum race_kind	kind;
+} race_cgroup_tests[] = {
+	{ "falloc_race_cgroup", "of ENOSPC from the hugetlb cgroup",
+	  RACE_NORESERVE },
+	{ "falloc_race_pin", "of ENOSPC from the hugetlb cgroup, a page pinned",
+	  RACE_PIN },
+	{ "falloc_race_shared",
+	  "of ENOSPC from the hugetlb cgroup, the range mapped MAP_SHARED",
+	  RACE_SHARED },
+};
 
 /*
  * In a child in a hugetlb cgroup whose hugetlb.2MB.max is a quarter of the
- * free pool, twice that: the call reserves its range and then fails half way,
- * on several threads.
+ * free pool, twice that: the call reserves its range and then fails half
+ * way, on several threads; or, when the writer's plain MAP_SHARED mapping
+ * has reserved the range already, serially.
  */
 static void race_cgroup_child(int vcpus)
 {
 	const char *dir = huge_mount(SZ_2M);
-	struct race_total t = { 0 };
 	long limit = huge_free(SZ_2M) / 4;
+	struct race_total t;
+	enum race_kind kind;
 	char max[32];
+	size_t n;
 	int i;
 
 	snprintf(max, sizeof(max), "%lu\n", limit * SZ_2M);
 	if (!dir || write_str(RACE_CG "/hugetlb.2MB.max", max) ||
 	    write_str(RACE_CG "/cgroup.procs", "0\n")) {
-		report(0, "falloc_race_cgroup", "cannot join %s with hugetlb.2MB.max %s: %s",
-		       RACE_CG, max, strerror(errno));
+		for (n = 0; n < ARRAY_SIZE(race_cgroup_tests); n++)
+			report(0, race_cgroup_tests[n].name,
+			       "cannot join %s with hugetlb.2MB.max %s: %s",
+			       RACE_CG, max, strerror(errno));
 		return;
 	}
-	for (i = 0; i < RACE_ROUNDS; i++)
-		race_round(dir, 2 * limit, ENOSPC, 1, &t);
-	race_report("falloc_race_cgroup", "of ENOSPC from the hugetlb cgroup",
-		    &t, vcpus, 1);
+	for (n = 0; n < ARRAY_SIZE(race_cgroup_tests); n++) {
+		kind = race_cgroup_tests[n].kind;
+		memset(&t, 0, sizeof(t));
+		for (i = 0; i < RACE_ROUNDS; i++)
+			race_round(dir, 2 * limit, ENOSPC, kind,
+				   kind != RACE_SHARED, &t);
+		race_report(race_cgroup_tests[n].name, race_cgroup_tests[n].why,
+			    &t, vcpus, kind, kind != RACE_SHARED);
+	}
 }
 
 static void test_race_cgroup(int vcpus)
 {
 	int ret = cgroup_make("hugetlb", RACE_CG);
+	size_t n;
 
 	if (ret) {
-		report(0, "falloc_race_cgroup", "cannot set up %s: %s",
-		       RACE_CG, strerror(-ret));
+		for (n = 0; n < ARRAY_SIZE(race_cgroup_tests); n++)
+			report(0, race_cgroup_tests[n].name,
+			       "cannot set up %s: %s", RACE_CG, strerror(-ret));
 		return;
 	}
 	in_child(race_cgroup_child, vcpus);

@@ -41,11 +41,13 @@ struct bench_result {
 	unsigned long long	sum;		/* the cpu job's, 0 if none */
 };
 
-/* HugePages_Total/Free/Rsvd/Surp of one page size. */
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /* Huge page sizes: the 2 MiB and 1 GiB pools. */
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
 
+/* HugePages_Total/Free/Rsvd/Surp of one page size. */
 struct pool {
 	long long	total, free, rsvd, surp;
 };

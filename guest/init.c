@@ -279,7 +279,7 @@ static void run_bench(int repeat, const int *threads, int nthreads)
 	int r, j, i;
 
 	for (r = 0; r < repeat; r++)
-		for (j = 0; j < (int)(sizeof(jobs) / sizeof(jobs[0])); j++)
+		for (j = 0; j < (int)ARRAY_SIZE(jobs); j++)
 			for (i = 0; i < nthreads; i++)
 				bench_one(jobs[j], threads[i]);
 }

@@ -175,7 +175,7 @@ void test_placement(const struct placer *pr, unsigned long len, int vcpus)
 		return;
 	}
 	ktask_threads_set(vcpus);
-	for (p = policies; p < policies + sizeof(policies) / sizeof(*p); p++) {
+	for (p = policies; p < policies + ARRAY_SIZE(policies); p++) {
 		if (p->vma.mode && !pr->vma_policy)
 			continue;
 		if (run_on_node(p->run_on) || policy_set(p->mode, p->nodes)) {

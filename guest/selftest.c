@@ -267,7 +267,7 @@ static struct kselftest_opts kselftest_opts(const char *name)
 	struct kselftest_opts none = { name, 0, 1 };
 	size_t i;
 
-	for (i = 0; i < sizeof(kselftest_table) / sizeof(kselftest_table[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(kselftest_table); i++)
 		if (!strcmp(kselftest_table[i].name, name))
 			return kselftest_table[i];
 	return none;

@@ -1,7 +1,8 @@
 # The QEMU machine of every boot of make run and make test, and boot(),
 # which boots it once.  Source it from run.sh after its settings: it
 # reads out, guest, mem, cpu, timeout, repeat, threads, extra and smt,
-# and vcpus and nodes, which boot() sets for each boot.
+# boot_repeat (the guest's runs of each case, if not repeat), and vcpus
+# and nodes, which boot() sets for each boot.
 # shellcheck shell=sh
 
 # Every boot: a q35 machine with an Intel IOMMU (interrupt remapping on,
@@ -70,7 +71,7 @@ boot() {
 	shift 6
 	accel=$("$top/scripts/accel.sh")
 	# panic=-1: a panic reboots, which ends QEMU (-no-reboot), not a hang.
-	append="console=ttyS0 quiet panic=-1 ktask_mode=$b_mode ktask_repeat=$repeat"
+	append="console=ttyS0 quiet panic=-1 ktask_mode=$b_mode ktask_repeat=${boot_repeat:-$repeat}"
 	[ -z "$threads" ] || append="$append ktask_threads=$threads"
 	append="$append $extra $*"
 	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | tr ' ' _)

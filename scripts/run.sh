@@ -8,9 +8,10 @@
 #   1. the patched kernel: the self-benchmark and the contention runs
 #      (console.log);
 #   2. both kernels, all vCPUs in one node: the mm benchmark (fallocate,
-#      1 GiB first touch, memset), the patched one at each thread count set
-#      through ktask.max_threads, the unpatched one serial
-#      (console-mm.log, console-unpatched.log);
+#      1 GiB first touch, VFIO maps, memset), the patched one at each
+#      thread count set through ktask.max_threads, the unpatched one
+#      serial; REPEAT boots of each, in turn, a run of each case per boot
+#      (console-mm-N.log, console-unpatched-N.log);
 #   3. REPEAT rounds of boots for deferred struct page init, all in one
 #      node: both kernels (padata and ktask both use a thread per vCPU)
 #      at each vCPU count of DEFERRED_VCPUS, with one thread per core
@@ -60,6 +61,11 @@ vcpus=${VCPUS:-$([ -n "$scale" ] && echo 32 || host_cpus)}
 mem=${MEM:-16G}
 nodes=${NODES:-$([ -n "$scale" ] && echo 4 || echo 2)}
 repeat=${REPEAT:-5}
+case $repeat in
+''|*[!0-9]*|0) die "REPEAT=$repeat: want a number of runs, 1 or more" ;;
+esac
+# The guest's runs of each case in one boot, if not REPEAT (boot.sh).
+boot_repeat=
 threads=${THREADS:-}
 deferred_vcpus=$(printf '%s' "${DEFERRED_VCPUS:-1 2 4}" | tr , ' ')
 case $deferred_vcpus in
@@ -262,14 +268,44 @@ build_initramfs
 
 all=$vcpus
 logs=
+
+# mm_boot patched|unpatched ROUND: one boot of the mm benchmark, all
+# vCPUs in one node, its log added to logs.
+mm_boot() {
+	if [ "$1" = patched ]; then
+		mm_log=$out/console-mm-$2.log
+		boot "$kernel" "$mm_log" mm "$all" 1 patched
+	else
+		mm_log=$out/console-unpatched-$2.log
+		boot "$base_kernel" "$mm_log" mm "$all" 1 unpatched
+	fi
+	logs="$logs $mm_log"
+}
+
 if [ "$mode" != deferred ]; then
 	boot "$kernel" "$log" "$mode" "$all" "$nodes" patched
 	# The mm benchmark in one node: fallocate() binds its helpers to the
 	# caller's node, as a task with the default memory policy allocates
-	# there.
-	boot "$kernel" "$out/console-mm.log" mm "$all" 1 patched
-	boot "$base_kernel" "$out/console-unpatched.log" mm "$all" 1 unpatched
-	logs="$log $out/console-mm.log $out/console-unpatched.log"
+	# there.  How fast a guest writes memory differs from boot to boot
+	# (memset() by 10% between two boots of make run of 2026-11-30), so
+	# the kernels take turns, a run of each case per boot, the first
+	# kernel of a round alternating, and each median spans REPEAT boots
+	# rather than one boot's luck.
+	rm -f "$out"/console-mm*.log "$out"/console-unpatched*.log
+	logs=$log
+	boot_repeat=1
+	r=1
+	while [ "$r" -le "$repeat" ]; do
+		if [ $((r % 2)) = 1 ]; then
+			mm_boot patched "$r"
+			mm_boot unpatched "$r"
+		else
+			mm_boot unpatched "$r"
+			mm_boot patched "$r"
+		fi
+		r=$((r + 1))
+	done
+	boot_repeat=
 fi
 # Deferred init in one node at each vCPU count, with and without SMT,
 # and the patched kernel at each thread count of the largest; no pools,
