@@ -100,8 +100,10 @@ void busy_stop(void);
 void run_selftest(int vcpus);
 void run_fault_selftest(int vcpus);
 void run_kselftest_mode(void);
+void run_kselftest_compare_mode(void);
 void run_mm_tests(int vcpus, int nodes);
 void run_falloc_tests(int vcpus);
+void run_falloc_placement(int vcpus);
 void print_meminfo(void);
 void print_boot_log(void);
 void run_mm_bench(const int *threads, int nthreads, int repeat,

@@ -696,14 +696,23 @@ static const struct placer falloc_placer = {
 	.release	= falloc_release,
 };
 
+/*
+ * Where fallocate()'s pages land under each memory policy: two chunks of
+ * 2 MiB pages, one for the caller, one for a helper.  Also MODE=placement,
+ * for the memoryless-node boot.
+ */
+void run_falloc_placement(int vcpus)
+{
+	test_placement(&falloc_placer, 256UL << 20, vcpus);
+}
+
 /* The fallocate() tests of 2 MiB pages: make test's, and MODE=falloc's. */
 void run_falloc_tests(int vcpus)
 {
 	test_falloc("falloc_2m", SZ_2M, huge_free(SZ_2M) * 3 / 4, vcpus);
 	test_falloc_enospc();
 	test_falloc_reserved();
-	/* Two chunks of 2 MiB pages: one for the caller, one for a helper. */
-	test_placement(&falloc_placer, 256UL << 20, vcpus);
+	run_falloc_placement(vcpus);
 	run_falloc_race_tests(vcpus);
 }
 

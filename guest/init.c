@@ -13,9 +13,15 @@
  *	vfio		the VFIO tests of make test alone, for working on them (vfio.c)
  *	falloc		the 2 MiB fallocate() tests of make test alone (hugetlb.c,
  *			falloc_race.c)
+ *	placement	where fallocate()'s pages land under each memory
+ *			policy alone (placement.c), for make test's
+ *			memoryless-node boot
  *	faults		the fault injection and kmemleak tests alone (faults.c)
  *	meminfo		deferred init times, memory totals per zone (hugetlb.c)
  *	kselftest	the kernel's long mm selftests alone (selftest.c)
+ *	kselftest-compare	the selftests that fail on 6.12 as it is, on
+ *			either kernel of make run, for run.sh to compare
+ *			(selftest.c)
  *
  * The benchmark runs the ktask self-benchmark through debugfs and prints
  * one line per run on the console, each prefixed "ktask-bench: ", for
@@ -353,10 +359,14 @@ int main(void)
 		run_vfio_tests(vcpus);
 	else if (has_mode(modes, "falloc"))
 		run_falloc_tests(vcpus);
+	else if (has_mode(modes, "placement"))
+		run_falloc_placement(vcpus);
 	else if (has_mode(modes, "faults"))
 		run_fault_selftest(vcpus);
 	else if (has_mode(modes, "kselftest"))
 		run_kselftest_mode();
+	else if (has_mode(modes, "kselftest-compare"))
+		run_kselftest_compare_mode();
 	printf(PREFIX "done\n");
 	power_off();
 	return 0;

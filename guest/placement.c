@@ -18,6 +18,14 @@
  * what the events check: ktask keeps helpers on the caller's CPUs, so
  * with the caller pinned an unbound helper faults on the same node; the
  * pages check that helpers inherit the policy and that it was applied.
+ *
+ * With node 1 of CPUs only (make test's memoryless-node boot), the caller
+ * runs there under every policy and every page must land on node 0, the
+ * only memory, as the serial code puts it: the helpers of a policy that
+ * allocates near the CPU are bound to node 1, which falls back to node 0
+ * as the caller does; a policy's nodes are cut to those with memory, so
+ * MPOL_BIND over both nodes names node 0 alone and its helpers run
+ * unbound.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -61,6 +69,17 @@ static const struct policy policies[] = {
 	  1, 1, 1 },
 	{ "vma_bind_1",		MPOL_LOCAL,	     0, { MPOL_BIND, 2 },
 	  0, 0, 1 },
+};
+
+/* Node 1 has CPUs and no memory: the caller runs there, pages go to 0. */
+static const struct policy policies_memless[] = {
+	{ "default",		MPOL_DEFAULT,	     0, { 0, 0 }, 1, 1, 0 },
+	{ "local",		MPOL_LOCAL,	     0, { 0, 0 }, 1, 1, 0 },
+	{ "bind_both",		MPOL_BIND,	     3, { 0, 0 }, 1, 0, 0 },
+	{ "preferred_many",	MPOL_PREFERRED_MANY, 3, { 0, 0 }, 1, 1, 0 },
+	{ "bind_0",		MPOL_BIND,	     1, { 0, 0 }, 1, 0, 0 },
+	{ "preferred_0",	MPOL_PREFERRED,	     1, { 0, 0 }, 1, 0, 0 },
+	{ "interleave",		MPOL_INTERLEAVE,     3, { 0, 0 }, 1, 0, 0 },
 };
 
 /* What one fill left: where its helpers were bound, where its pages are. */
@@ -163,19 +182,33 @@ static int fill_once(const struct placer *pr, const struct policy *p,
 	return 0;
 }
 
+/* Whether node 1 has CPUs and no memory. */
+static int node1_memoryless(void)
+{
+	char list[64];
+
+	return !read_line("/sys/devices/system/node/has_memory", list,
+			  sizeof(list)) && !strcmp(list, "0");
+}
+
 void test_placement(const struct placer *pr, unsigned long len, int vcpus)
 {
-	const struct policy *p;
+	const struct policy *p, *table = policies, *end;
+	int ok, err, memless = node1_memoryless();
 	struct placed pl;
 	cpu_set_t all;
-	int ok, err;
 
 	if (count_nodes() < 2 || sched_getaffinity(0, sizeof(all), &all)) {
 		printf("ktask-test: info %s skipped: one node\n", pr->name);
 		return;
 	}
+	end = policies + ARRAY_SIZE(policies);
+	if (memless) {
+		table = policies_memless;
+		end = policies_memless + ARRAY_SIZE(policies_memless);
+	}
 	ktask_threads_set(vcpus);
-	for (p = policies; p < policies + ARRAY_SIZE(policies); p++) {
+	for (p = table; p < end; p++) {
 		if (p->vma.mode && !pr->vma_policy)
 			continue;
 		if (run_on_node(p->run_on) || policy_set(p->mode, p->nodes)) {
@@ -190,8 +223,9 @@ void test_placement(const struct placer *pr, unsigned long len, int vcpus)
 				 pl.seen.unbound == pl.seen.helpers) &&
 		     (p->node < 0 || pl.on_node == pl.pages);
 		report(ok, pr->name,
-		       "policy %s, caller on node %d: errno %d, %d helpers (%d chunks), %d bound to its node, %d unbound (want %s), %d of %d pages on node %d%s",
-		       p->name, p->run_on, err, pl.seen.helpers,
+		       "policy %s, caller on node %d%s: errno %d, %d helpers (%d chunks), %d bound to its node, %d unbound (want %s), %d of %d pages on node %d%s",
+		       p->name, p->run_on, memless ? " (no memory)" : "",
+		       err, pl.seen.helpers,
 		       pl.seen.chunks, pl.seen.on_node, pl.seen.unbound,
 		       p->local ? "all bound to its node" : "all unbound",
 		       pl.on_node, pl.pages, p->node,

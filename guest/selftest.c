@@ -235,9 +235,15 @@ static void test_trace_events(int vcpus)
 #define KSELFTEST_TIMEOUT	300
 #define KSELFTEST_LONG_TIMEOUT	900
 
-/* What a selftest's KTAP "# Totals:" line says; -1 before it is seen. */
+/*
+ * What a selftest's KTAP "# Totals:" line says (-1 before it is seen),
+ * and its output's lines and their FNV-1a hash, which MODE=
+ * kselftest-compare compares between two kernels.
+ */
 struct ksft_totals {
 	int pass, fail, skip, error;
+	unsigned int lines;
+	unsigned long long hash;
 };
 
 /*
@@ -288,7 +294,7 @@ static void kselftest_exec(const char *path, int out)
 static size_t kselftest_lines(const char *name, char *buf, size_t len,
 			      bool flush, struct ksft_totals *t)
 {
-	char *line = buf, *end;
+	char *line = buf, *end, *c;
 	int xfail, xpass;
 
 	buf[len] = '\0';
@@ -296,6 +302,10 @@ static size_t kselftest_lines(const char *name, char *buf, size_t len,
 		if (end)
 			*end = '\0';
 		printf("ktask-kselftest: %s: %s\n", name, line);
+		t->lines++;
+		for (c = line; *c; c++)
+			t->hash = (t->hash ^ (unsigned char)*c) *
+				  0x100000001b3ULL;
 		sscanf(line, "# Totals: pass:%d fail:%d xfail:%d xpass:%d skip:%d error:%d",
 		       &t->pass, &t->fail, &xfail, &xpass, &t->skip, &t->error);
 		line = end ? end + 1 : buf + len;
@@ -367,6 +377,8 @@ static int run_kselftest(const char *name, int pool, int timeout,
 	pid_t pid;
 
 	t->pass = t->fail = t->skip = t->error = -1;
+	t->lines = 0;
+	t->hash = 0xcbf29ce484222325ULL;
 	snprintf(path, sizeof(path), "/kselftest/%s", name);
 	if (pipe2(out, O_CLOEXEC))
 		return -1;
@@ -400,17 +412,27 @@ static int run_kselftest(const char *name, int pool, int timeout,
 	       128 + WTERMSIG(status);
 }
 
+/* What run_kselftests() wants of each selftest. */
+enum kselftest_want {
+	KSFT_PASS_OR_SKIP,	/* make test's quick ones */
+	KSFT_ALL_PASS,		/* MODE=kselftest's long ones */
+	KSFT_COMPARE,		/* MODE=kselftest-compare: no verdict */
+};
+
 /*
  * The kernel's own mm selftests (tools/testing/selftests/mm) built into
  * /kselftest by scripts/run.sh.  make test's quick ones must exit 0, or 4
- * (KSFT_SKIP, as on an unpatched kernel).  The long ones (@all_pass, in
- * MODE=kselftest) must exit 0 and, if they print KTAP totals, pass a case
- * at least: a test that skipped all it has tested nothing.  None may fail
- * a case or count an error in its KTAP totals, which the result line
- * shows.
+ * (KSFT_SKIP, as on an unpatched kernel).  The long ones (KSFT_ALL_PASS)
+ * must exit 0 and, if they print KTAP totals, pass a case at least: a
+ * test that skipped all it has tested nothing.  None may fail a case or
+ * count an error in its KTAP totals, which the result line shows.  Those
+ * that fail on 6.12 as it is (KSFT_COMPARE) get no verdict here: a
+ * "ktask-compare:" line each, which scripts/run.sh compares between the
+ * patched and the unpatched kernel.
  */
-static void run_kselftests(bool all_pass)
+static void run_kselftests(enum kselftest_want want)
 {
+	bool all_pass = want == KSFT_ALL_PASS;
 	int timeout = all_pass ? KSELFTEST_LONG_TIMEOUT : KSELFTEST_TIMEOUT;
 	struct kselftest_opts opts;
 	struct ksft_totals t;
@@ -427,6 +449,13 @@ static void run_kselftests(bool all_pass)
 		if (d->d_name[0] == '.')
 			continue;
 		opts = kselftest_opts(d->d_name);
+		if (want == KSFT_COMPARE) {
+			rc = run_kselftest(d->d_name, opts.pool, timeout, &t);
+			printf("ktask-compare: %s: exit %d, cases passed %d, failed %d, skipped %d, errors %d, output %u lines hashed %016llx\n",
+			       d->d_name, rc, t.pass, t.fail, t.skip, t.error,
+			       t.lines, t.hash);
+			continue;
+		}
 		first = -1;
 		for (try = 1; try <= opts.tries; try++) {
 			rc = run_kselftest(d->d_name, opts.pool, timeout, &t);
@@ -487,7 +516,7 @@ void run_selftest(int vcpus)
 	/* First: it reads the events of boot-time jobs from the trace. */
 	run_mm_tests(vcpus, count_nodes());
 	run_vfio_tests(vcpus);
-	run_kselftests(false);
+	run_kselftests(KSFT_PASS_OR_SKIP);
 	test_helpers(vcpus);
 	in_child(pinned_child, vcpus);
 	test_knob(vcpus);
@@ -504,9 +533,16 @@ void run_selftest(int vcpus)
 /* MODE=kselftest: the long mm selftests alone, then the kernel log. */
 void run_kselftest_mode(void)
 {
-	run_kselftests(true);
+	run_kselftests(KSFT_ALL_PASS);
 	test_kernel_log();
 	printf(PREFIX "done\n");
+}
+
+/* MODE=kselftest-compare, on either kernel of make run. */
+void run_kselftest_compare_mode(void)
+{
+	run_kselftests(KSFT_COMPARE);
+	test_kernel_log();
 }
 
 /*

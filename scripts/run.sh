@@ -35,6 +35,9 @@
 # patched kernel's guest runs, see guest/init.c; default
 # bench,contention; "deferred": the deferred init boots alone; "kselftest":
 # the long mm selftests (build_kselftests) on the KUnit kernel;
+# "kselftest-compare": the selftests that fail on 6.12 as it is
+# (lib.sh: kselftests_compare) on both run kernels, which must end the
+# same (compare_kselftests);
 # "test,...", "meminfo", "faults", "falloc" and "vfio" boot
 # build/kunit's kernel once, write build/run/MODE-console.log and print
 # no report),
@@ -83,7 +86,7 @@ kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|faults|falloc|vfio|kselftest)
+test|test,*|meminfo|meminfo,*|faults|falloc|vfio|kselftest)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage
@@ -103,6 +106,8 @@ test|test,*|meminfo|faults|falloc|vfio|kselftest)
 	test_kernel=
 	;;
 esac
+compare=
+[ "$mode" != kselftest-compare ] || compare=1
 # Every boot: the kernel at a fixed address (nokaslr: a randomly placed
 # one can take the room of a 1 GiB page), and the boot-time ktask jobs
 # (deferred struct page init) traced from the start, with the global
@@ -158,15 +163,24 @@ build_kernel() {
 	kmake "$1" "$2" -j2 bzImage
 }
 
-# Build the selftests (lib.sh: kselftests, or kselftests_long in MODE=
-# kselftest) static from the tree into $guest/kselftest; the long ones
+# Build the selftests (lib.sh: kselftests, kselftests_long in MODE=
+# kselftest, kselftests_compare in MODE=kselftest-compare) static from
+# the tree into $guest/kselftest; the long ones
 # against the tree's own UAPI headers (userfaultfd's are newer than the
 # host's) and with the libraries their Makefile probes for, recorded by
 # its check_config.sh.  Print their initramfs entries.
 build_kselftests() {
 	ks=$tree/tools/testing/selftests/mm
 	list=$kselftests
-	case $mode in *kselftest*) list=$kselftests_long ;; esac
+	case $mode in
+	kselftest) list=$kselftests_long ;;
+	kselftest-compare)
+		list=
+		for t in $kselftests_compare; do
+			list="$list ${t%%=*}"
+		done
+		;;
+	esac
 	# The long ones need the tree's UAPI headers and local_config.h.
 	hdr=$out/headers
 	libs=
@@ -212,7 +226,8 @@ build_initramfs() {
 	dir /tmp 1777 0 0
 	file /init $guest/init 0755 0 0
 	EOF
-	[ -z "$test_kernel$scale" ] || build_kselftests >>"$guest/initramfs.list"
+	[ -z "$test_kernel$scale$compare" ] ||
+		build_kselftests >>"$guest/initramfs.list"
 	"$guest/gen_init_cpio" "$guest/initramfs.list" >"$guest/initramfs.cpio"
 }
 
@@ -228,6 +243,41 @@ thread_counts() {
 		printf '%s ' "$t"
 		t=$((t * 2))
 	done
+}
+
+# compare_kselftests: boot both kernels, in one node, with the selftests
+# of kselftests_compare; each must end on both with the exit status it
+# is listed with, the same KTAP totals and the same output (the guest's
+# "ktask-compare:" line), and neither kernel may log a WARNING or BUG.
+# An ok or FAIL line per check; non-zero if one failed.
+compare_kselftests() {
+	rm -f "$out"/kselftest-compare-*.log
+	boot "$kernel" "$out/kselftest-compare-patched.log" kselftest-compare \
+		"$vcpus" 1 patched
+	boot "$base_kernel" "$out/kselftest-compare-unpatched.log" kselftest-compare \
+		"$vcpus" 1 unpatched
+	cmp_rc=0
+	for entry in $kselftests_compare; do
+		t=${entry%%=*} want="exit ${entry#*=},"
+		p=$(sed -n "s/.*ktask-compare: $t: //p" "$out/kselftest-compare-patched.log" | tr -d '\r')
+		u=$(sed -n "s/.*ktask-compare: $t: //p" "$out/kselftest-compare-unpatched.log" | tr -d '\r')
+		if [ "${u#"$want"}" != "$u" ] && [ "$p" = "$u" ]; then
+			printf '    ok %s: as on unpatched 6.12: %s\n' "$t" "$p"
+		else
+			printf '    FAIL %s: patched: %s; unpatched: %s; want %s...\n' \
+				"$t" "${p:-no result}" "${u:-no result}" "$want"
+			cmp_rc=1
+		fi
+	done
+	for k in patched unpatched; do
+		if grep -aq 'ktask-test: ok kernel_log' "$out/kselftest-compare-$k.log"; then
+			printf '    ok kernel_log (%s): no WARNING or BUG\n' "$k"
+		else
+			printf '    FAIL kernel_log (%s): a WARNING or BUG, or no check (build/run/kselftest-compare-%s.log)\n' "$k" "$k"
+			cmp_rc=1
+		fi
+	done
+	return "$cmp_rc"
 }
 
 # deferred_boots VCPUS SMT ROUND: both kernels, deferred init only.
@@ -265,6 +315,10 @@ check_config "$base_out" CONFIG_KTASK
 build_kernel "$base_tree" "$base_out"
 base_kernel=$base_out/arch/x86/boot/bzImage
 build_initramfs
+if [ -n "$compare" ]; then
+	compare_kselftests
+	exit
+fi
 
 all=$vcpus
 logs=
