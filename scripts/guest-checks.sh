@@ -8,16 +8,22 @@
 # 1 GiB pages.
 guest_env="VCPUS=4 NODES=2 MEM=8G REPEAT=1"
 
+# tally_results LINES: print each "ok|FAIL NAME ..." line of LINES,
+# indented, and count it; sets ok and bad to this call's counts.
+tally_results() {
+	printf '%s\n' "$1" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
+	ok=$(printf '%s\n' "$1" | grep -c '^ok ' || true)
+	bad=$(printf '%s\n' "$1" | grep -c '^FAIL ' || true)
+	passed=$((passed + ok))
+	failed=$((failed + bad))
+}
+
 # count_guest_results NAME LOG RC OUT: print and count the "ktask-test:
 # ok|FAIL NAME ..." lines of the console LOG of a boot whose run.sh
 # exited with RC, its output in OUT; fail once if it did not finish.
 count_guest_results() {
 	results=$(sed -n 's/.*ktask-test: //p' "$2" 2>/dev/null | tr -d '\r')
-	printf '%s\n' "$results" | sed -n 's/^\(ok\|FAIL\) /    \1 /p'
-	ok=$(printf '%s\n' "$results" | grep -c '^ok ' || true)
-	bad=$(printf '%s\n' "$results" | grep -c '^FAIL ' || true)
-	passed=$((passed + ok))
-	failed=$((failed + bad))
+	tally_results "$results"
 	if [ "$3" -ne 0 ] || ! printf '%s\n' "$results" | grep -q '^done'; then
 		fail "$1: the tests did not finish (exit $3; build/${4#"$build"/}, build/${2#"$build"/})"
 		tail -n 5 "$4" | indent
@@ -100,12 +106,8 @@ run_guest_memless() {
 	else
 		fail "guest (memoryless node): deferred init used ${threads:-no} threads on 2 cores of 2 SMT threads, want 4"
 	fi
-	placed=$(sed -n 's/.*ktask-test: \(ok\|FAIL\) falloc_placement /\1 /p' "$log" 2>/dev/null | tr -d '\r')
-	printf '%s\n' "$placed" | sed -n 's/^\(ok\|FAIL\) /    \1 falloc_placement (memless) /p'
-	ok=$(printf '%s\n' "$placed" | grep -c '^ok ' || true)
-	bad=$(printf '%s\n' "$placed" | grep -c '^FAIL ' || true)
-	passed=$((passed + ok))
-	failed=$((failed + bad))
+	tally_results "$(sed -n 's/.*ktask-test: \(\(ok\|FAIL\) falloc_placement\) /\1 (memless) /p' \
+		"$log" 2>/dev/null | tr -d '\r')"
 	# One line per policy of placement.c's policies_memless.
 	[ "$((ok + bad))" -eq 7 ] ||
 		fail "guest (memoryless node): $((ok + bad)) fallocate placement results, want 7"
@@ -143,11 +145,7 @@ run_kselftest_compare() {
 	watched kselftest-compare "$out" "$build/run" '' \
 		env TIMEOUT="$(stage_limit 1800)" MODE=kselftest-compare \
 		"$top/scripts/run.sh" >"$out" 2>&1 || rc=$?
-	sed -n 's/^    \(ok\|FAIL\) /    \1 /p' "$out"
-	ok=$(grep -c '^    ok ' "$out" || true)
-	bad=$(grep -c '^    FAIL ' "$out" || true)
-	passed=$((passed + ok))
-	failed=$((failed + bad))
+	tally_results "$(sed -n 's/^    \(\(ok\|FAIL\) \)/\1/p' "$out")"
 	# A line per selftest, and the kernel log of each kernel.
 	want=$(($(printf '%s\n' $kselftests_compare | grep -c .) + 2))
 	[ "$((ok + bad))" -eq "$want" ] || {
