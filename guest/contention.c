@@ -27,106 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guest.h"
+#include "lib.h"
+#include "hogs.h"
+#include "suites.h"
 
 #define PREFIX		"ktask-contention: "
-#define MAX_HOGS	64
 #define BASE_WINDOW_NS	200000000ULL	/* hog rate measured before a job */
-
-/* One counter per cache line, so hogs do not slow each other down. */
-struct hog_counter {
-	volatile unsigned long	count;
-	char			pad[64 - sizeof(unsigned long)];
-};
-
-struct hogs {
-	int			nr;
-	pid_t			pids[MAX_HOGS];
-	struct hog_counter	*counters;
-};
-
-static void hog(volatile unsigned long *count, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	for (;;)
-		(*count)++;
-}
-
-/* Start @nr hogs on the last @nr vCPUs; 0 or -errno. */
-static int hogs_start(struct hogs *h, int nr, int vcpus)
-{
-	int i;
-
-	h->nr = 0;
-	for (i = 0; i < nr && i < MAX_HOGS; i++) {
-		pid_t pid = fork();
-
-		if (pid < 0)
-			return -errno;
-		if (!pid)
-			hog(&h->counters[i].count, vcpus - 1 - i);
-		h->pids[h->nr++] = pid;
-	}
-	return 0;
-}
-
-static void hogs_stop(struct hogs *h)
-{
-	int i;
-
-	for (i = 0; i < h->nr; i++) {
-		kill(h->pids[i], SIGKILL);
-		waitpid(h->pids[i], NULL, 0);
-	}
-	h->nr = 0;
-}
-
-/* Hogs on every vCPU while the mm benchmark runs a "busy" case. */
-static struct hogs busy;
-
-int busy_start(int vcpus)
-{
-	if (!busy.counters) {
-		busy.counters = mmap(NULL, MAX_HOGS * sizeof(*busy.counters),
-				     PROT_READ | PROT_WRITE,
-				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (busy.counters == MAP_FAILED) {
-			busy.counters = NULL;
-			return -errno;
-		}
-	}
-	return hogs_start(&busy, vcpus, vcpus);
-}
-
-void busy_stop(void)
-{
-	hogs_stop(&busy);
-}
-
-static unsigned long long hogs_count(struct hogs *h)
-{
-	unsigned long long sum = 0;
-	int i;
-
-	for (i = 0; i < h->nr; i++)
-		sum += h->counters[i].count;
-	return sum;
-}
-
-/* The hogs' summed rate over the next @ns nanoseconds, per microsecond. */
-static double hogs_rate(struct hogs *h, unsigned long long ns)
-{
-	unsigned long long c0 = hogs_count(h), t0 = now_ns(), t1;
-	struct timespec ts = { ns / 1000000000ULL, ns % 1000000000ULL };
-
-	nanosleep(&ts, NULL);
-	t1 = now_ns();
-	return (hogs_count(h) - c0) * 1000.0 / (t1 - t0);
-}
 
 static void contention_one(struct hogs *h, const char *load, int threads,
 			   int lending)
@@ -158,20 +64,17 @@ static void contention_one(struct hogs *h, const char *load, int threads,
 	       res.wall_ns, res.cpu_ns, res.job_cpu_ns, base, during);
 }
 
-void run_contention(int vcpus, int repeat)
+void run_contention(const struct boot *b)
 {
 	static const char *const loads[] = { "idle", "half", "full" };
-	struct hogs h = { 0 };
-	int r, l, nr_hogs;
+	struct hogs h;
+	int vcpus = b->vcpus, r, l, nr_hogs;
 
-	h.counters = mmap(NULL, MAX_HOGS * sizeof(*h.counters),
-			  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			  -1, 0);
-	if (h.counters == MAP_FAILED) {
+	if (hogs_init(&h)) {
 		printf(PREFIX "error: mmap: %s\n", strerror(errno));
 		return;
 	}
-	for (r = 0; r < repeat; r++) {
+	for (r = 0; r < b->repeat; r++) {
 		for (l = 0; l < 3; l++) {
 			nr_hogs = l == 0 ? 0 : l == 1 ? (vcpus + 1) / 2 : vcpus;
 			if (hogs_start(&h, nr_hogs, vcpus)) {
@@ -188,5 +91,5 @@ void run_contention(int vcpus, int repeat)
 		}
 	}
 	write_str(KNOB_LENDING, "1\n");
-	munmap(h.counters, MAX_HOGS * sizeof(*h.counters));
+	hogs_exit(&h);
 }

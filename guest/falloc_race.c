@@ -46,7 +46,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "guest.h"
+#include "lib.h"
+#include "huge.h"
+#include "suites.h"
 
 #define RACE_ROUNDS	4
 #define RACE_MAGIC	0x6b7461736b000000ULL	/* | page index */
@@ -340,18 +342,18 @@ static void test_race_signal(int vcpus)
 		    RACE_NORESERVE, 1);
 }
 
-/* The tests that run into the limit of the hugetlb cgroup. */
+/* The tests that run into the limit of the hugetlb cgroup, in order. */
+static const char *const race_cgroup_names[] = {
+	"falloc_race_cgroup", "falloc_race_pin", "falloc_race_shared", NULL
+};
+
 static const struct {
-	const char	*name;
 	const char	*why;
 	enum race_kind	kind;
 } race_cgroup_tests[] = {
-	{ "falloc_race_cgroup", "of ENOSPC from the hugetlb cgroup",
-	  RACE_NORESERVE },
-	{ "falloc_race_pin", "of ENOSPC from the hugetlb cgroup, a page pinned",
-	  RACE_PIN },
-	{ "falloc_race_shared",
-	  "of ENOSPC from the hugetlb cgroup, the range mapped MAP_SHARED",
+	{ "of ENOSPC from the hugetlb cgroup", RACE_NORESERVE },
+	{ "of ENOSPC from the hugetlb cgroup, a page pinned", RACE_PIN },
+	{ "of ENOSPC from the hugetlb cgroup, the range mapped MAP_SHARED",
 	  RACE_SHARED },
 };
 
@@ -374,10 +376,9 @@ static void race_cgroup_child(int vcpus)
 	snprintf(max, sizeof(max), "%lu\n", limit * SZ_2M);
 	if (!dir || write_str(RACE_CG "/hugetlb.2MB.max", max) ||
 	    write_str(RACE_CG "/cgroup.procs", "0\n")) {
-		for (n = 0; n < ARRAY_SIZE(race_cgroup_tests); n++)
-			report(0, race_cgroup_tests[n].name,
-			       "cannot join %s with hugetlb.2MB.max %s: %s",
-			       RACE_CG, max, strerror(errno));
+		report_setup_failed(race_cgroup_names,
+				    "cannot join %s with hugetlb.2MB.max %s: %s",
+				    RACE_CG, max, strerror(errno));
 		return;
 	}
 	for (n = 0; n < ARRAY_SIZE(race_cgroup_tests); n++) {
@@ -386,7 +387,7 @@ static void race_cgroup_child(int vcpus)
 		for (i = 0; i < RACE_ROUNDS; i++)
 			race_round(dir, 2 * limit, ENOSPC, kind,
 				   kind != RACE_SHARED, &t);
-		race_report(race_cgroup_tests[n].name, race_cgroup_tests[n].why,
+		race_report(race_cgroup_names[n], race_cgroup_tests[n].why,
 			    &t, vcpus, kind, kind != RACE_SHARED);
 	}
 }
@@ -394,20 +395,21 @@ static void race_cgroup_child(int vcpus)
 static void test_race_cgroup(int vcpus)
 {
 	int ret = cgroup_make("hugetlb", RACE_CG);
-	size_t n;
 
 	if (ret) {
-		for (n = 0; n < ARRAY_SIZE(race_cgroup_tests); n++)
-			report(0, race_cgroup_tests[n].name,
-			       "cannot set up %s: %s", RACE_CG, strerror(-ret));
+		report_setup_failed(race_cgroup_names, "cannot set up %s: %s",
+				    RACE_CG, strerror(-ret));
 		return;
 	}
-	in_child(race_cgroup_child, vcpus);
+	in_child(race_cgroup_child, vcpus, race_cgroup_names);
 	rmdir(RACE_CG);
 }
 
-void run_falloc_race_tests(int vcpus)
+void run_falloc_race_tests(const struct boot *b)
 {
+	int vcpus = b->vcpus;
+
+	ktap_plan(2 + ARRAY_SIZE(race_cgroup_tests));
 	test_race_mount(vcpus);
 	test_race_signal(vcpus);
 	test_race_cgroup(vcpus);

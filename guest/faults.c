@@ -32,14 +32,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "guest.h"
+#include "lib.h"
+#include "suites.h"
 
 #define FAILSLAB	"/sys/kernel/debug/failslab"
 #define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc"
 #define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define MAKE_IT_FAIL	"/proc/thread-self/make-it-fail"
 #define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
-#define KMEMLEAK	"/sys/kernel/debug/kmemleak"
 #define FAULT_UNITS	"2048"	/* a short cpu job: one per allocation */
 #define MAX_NTH		1000	/* far more than a job allocates */
 #define RANDOM_JOBS	100
@@ -240,15 +240,22 @@ static void test_fault_random(int threads, unsigned long long want_sum,
 	       t.min_used, want_used);
 }
 
-void run_fault_tests(int vcpus)
+/* The tests of this file, which share their setup. */
+static const char *const fault_tests[] = { "fault_nth", "fault_random", NULL };
+
+void run_fault_tests(const struct boot *b)
 {
+	int vcpus = b->vcpus;
 	unsigned long long start = 0, end = 0, hs, he, want_sum;
 	struct bench_result serial, res;
 	char units[32] = "";
-	int ret;
+	int ret, i;
 
+	ktap_plan(2);
 	if (access(FAILSLAB, W_OK) || access(FAIL_PAGE, W_OK)) {
-		printf("ktask-test: info fault injection is not in this kernel, skipped\n");
+		for (i = 0; fault_tests[i]; i++)
+			report_skip(fault_tests[i],
+				    "fault injection is not in this kernel");
 		return;
 	}
 	ret = ktask_text(&start, &end);
@@ -257,15 +264,17 @@ void run_fault_tests(int vcpus)
 	    (hs < start || hs >= end))
 		ret = -ERANGE;
 	if (ret) {
-		report(0, "fault_nth", "ktask's code in /proc/kallsyms: %s",
-		       strerror(-ret));
+		report_setup_failed(fault_tests,
+				    "ktask's code in /proc/kallsyms: %s",
+				    strerror(-ret));
 		return;
 	}
 	ret = aim_at_ktask(FAILSLAB, start, end) ?:
 	      aim_at_ktask(FAIL_PAGE, start, end);
 	if (ret) {
-		report(0, "fault_nth", "cannot aim fault injection at ktask: %s",
-		       strerror(-ret));
+		report_setup_failed(fault_tests,
+				    "cannot aim fault injection at ktask: %s",
+				    strerror(-ret));
 		return;
 	}
 	read_line(CPU_UNITS, units, sizeof(units));
@@ -273,11 +282,12 @@ void run_fault_tests(int vcpus)
 	ret = bench_run("cpu", 1, &serial) ?: bench_run("cpu", vcpus, &res);
 	want_sum = serial.sum;
 	if (ret || !want_sum || res.sum != want_sum || res.used < 2) {
-		report(0, "fault_nth", "without faults: errno %d, sums %llx and %llx, used %d",
-		       -ret, want_sum, res.sum, res.used);
+		report_setup_failed(fault_tests,
+				    "without faults: errno %d, sums %llx and %llx, used %d",
+				    -ret, want_sum, res.sum, res.used);
 	} else {
-		printf("ktask-test: info faults aimed at ktask's code 0x%llx-0x%llx; without faults %d threads, sum %llx\n",
-		       start, end, res.used, want_sum);
+		ktap_diag("faults aimed at ktask's code 0x%llx-0x%llx; without faults %d threads, sum %llx",
+			  start, end, res.used, want_sum);
 		test_fault_nth(vcpus, want_sum, res.used);
 		test_fault_random(vcpus, want_sum, res.used);
 	}
@@ -285,37 +295,4 @@ void run_fault_tests(int vcpus)
 		strcat(units, "\n");
 		write_str(CPU_UNITS, units);
 	}
-}
-
-/*
- * No object leaked.  kmemleak reports an object unreferenced in two scans
- * in a row, and only once it is 5 seconds old: wait that long after the
- * last test, then scan twice.
- */
-void test_kmemleak(void)
-{
-	char line[256];
-	int leaks = 0, shown = 0;
-	FILE *f;
-
-	if (access(KMEMLEAK, W_OK)) {
-		printf("ktask-test: info kmemleak is not in this kernel, skipped\n");
-		return;
-	}
-	sleep(6);
-	if (write_str(KMEMLEAK, "scan\n") || write_str(KMEMLEAK, "scan\n")) {
-		report(0, "kmemleak", "scan: %s (kmemleak disabled itself?)",
-		       strerror(errno));
-		return;
-	}
-	f = fopen(KMEMLEAK, "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		leaks += !!strstr(line, "unreferenced object");
-		if (shown++ < 200)
-			printf("ktask-leak: %s", line);
-	}
-	if (f)
-		fclose(f);
-	report(f && !leaks, "kmemleak", "%d unreferenced objects after the tests",
-	       leaks);
 }

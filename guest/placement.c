@@ -37,7 +37,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "guest.h"
+#include "lib.h"
+#include "placement.h"
 
 #define SAMPLE		(2UL << 20)	/* one page looked up per 2 MiB */
 
@@ -155,31 +156,45 @@ static void read_pages(char *mem, unsigned long len, int node,
 	free(status);
 }
 
-/*
- * One fill of @len bytes under policy @p, on its node: up to HELPER_TRIES
- * until a helper takes a chunk.  0, or the errno of the fill.
- */
-static int fill_once(const struct placer *pr, const struct policy *p,
-		     unsigned long len, struct placed *pl)
-{
-	void *mem;
-	int tries, err = 0;
+struct fill_run {
+	const struct placer	*pr;
+	const struct policy	*p;
+	unsigned long		len;
+	struct placed		*pl;
+};
 
-	for (tries = 0; tries < HELPER_TRIES; tries++) {
-		memset(pl, 0, sizeof(*pl));
-		trace_clear();
-		write_str(HELPER_END, "1\n");
-		err = pr->fill(len, &p->vma, &mem);
-		write_str(HELPER_END, "0\n");
-		trace_helpers(pr->func, p->run_on, &pl->seen);
-		if (err)
-			return err;
-		read_pages(mem, len, p->node, pl);
-		pr->release(mem, len);
-		if (pl->seen.chunks)
-			break;
-	}
-	return 0;
+/* One fill; a helper took part if it took a chunk. */
+static int fill_attempt(void *ctx)
+{
+	struct fill_run *f = ctx;
+	void *mem;
+	int err;
+
+	memset(f->pl, 0, sizeof(*f->pl));
+	trace_clear();
+	write_str(HELPER_END, "1\n");
+	err = f->pr->fill(f->len, &f->p->vma, &mem);
+	write_str(HELPER_END, "0\n");
+	trace_helpers(f->pr->func, f->p->run_on, &f->pl->seen);
+	if (err)
+		return -err;
+	read_pages(mem, f->len, f->p->node, f->pl);
+	f->pr->release(mem, f->len);
+	return f->pl->seen.chunks > 0;
+}
+
+/*
+ * One fill of @len bytes under policy @p, on its node, run again until a
+ * helper takes a chunk (retry_for_helpers()).  0, or the errno of the fill.
+ */
+static int fill_once(const char *name, const struct placer *pr,
+		     const struct policy *p, unsigned long len,
+		     struct placed *pl)
+{
+	struct fill_run f = { pr, p, len, pl };
+	int tries = retry_for_helpers(name, fill_attempt, &f);
+
+	return tries < 0 ? -tries : 0;
 }
 
 /* Whether node 1 has CPUs and no memory. */
@@ -191,38 +206,65 @@ static int node1_memoryless(void)
 			  sizeof(list)) && !strcmp(list, "0");
 }
 
+/* This machine's policies, up to *@end; whether node 1 has no memory. */
+static const struct policy *policy_table(const struct policy **end,
+					 int *memless)
+{
+	*memless = node1_memoryless();
+	if (*memless) {
+		*end = policies_memless + ARRAY_SIZE(policies_memless);
+		return policies_memless;
+	}
+	*end = policies + ARRAY_SIZE(policies);
+	return policies;
+}
+
+/* The results test_placement() of @pr reports: one per policy it tries. */
+int placement_tests(const struct placer *pr)
+{
+	const struct policy *p, *end;
+	int memless, n = 0;
+
+	if (count_nodes() < 2)
+		return 1;
+	for (p = policy_table(&end, &memless); p < end; p++)
+		n += !p->vma.mode || pr->vma_policy;
+	return n;
+}
+
 void test_placement(const struct placer *pr, unsigned long len, int vcpus)
 {
-	const struct policy *p, *table = policies, *end;
-	int ok, err, memless = node1_memoryless();
+	const struct policy *p, *table, *end;
+	int ok, err, memless;
+	char name[64];
 	struct placed pl;
 	cpu_set_t all;
 
-	if (count_nodes() < 2 || sched_getaffinity(0, sizeof(all), &all)) {
-		printf("ktask-test: info %s skipped: one node\n", pr->name);
+	if (count_nodes() < 2) {
+		report_skip(pr->name, "one node");
 		return;
 	}
-	end = policies + ARRAY_SIZE(policies);
-	if (memless) {
-		table = policies_memless;
-		end = policies_memless + ARRAY_SIZE(policies_memless);
-	}
+	table = policy_table(&end, &memless);
+	if (sched_getaffinity(0, sizeof(all), &all))
+		memset(&all, 0, sizeof(all));	/* each test fails below */
 	ktask_threads_set(vcpus);
 	for (p = table; p < end; p++) {
 		if (p->vma.mode && !pr->vma_policy)
 			continue;
-		if (run_on_node(p->run_on) || policy_set(p->mode, p->nodes)) {
-			report(0, pr->name, "policy %s: %m", p->name);
+		snprintf(name, sizeof(name), "%s_%s", pr->name, p->name);
+		if (!CPU_COUNT(&all) || run_on_node(p->run_on) ||
+		    policy_set(p->mode, p->nodes)) {
+			report(0, name, "policy %s: %m", p->name);
 			continue;
 		}
-		err = fill_once(pr, p, len, &pl);
+		err = fill_once(name, pr, p, len, &pl);
 		policy_set(MPOL_DEFAULT, 0);
 		sched_setaffinity(0, sizeof(all), &all);
 		ok = !err && pl.seen.chunks > 0 && pl.pages > 0 &&
 		     (p->local ? pl.seen.on_node == pl.seen.helpers :
 				 pl.seen.unbound == pl.seen.helpers) &&
 		     (p->node < 0 || pl.on_node == pl.pages);
-		report(ok, pr->name,
+		report(ok, name,
 		       "policy %s, caller on node %d%s: errno %d, %d helpers (%d chunks), %d bound to its node, %d unbound (want %s), %d of %d pages on node %d%s",
 		       p->name, p->run_on, memless ? " (no memory)" : "",
 		       err, pl.seen.helpers,

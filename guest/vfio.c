@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * VFIO type1 pinning seen from user space.  QEMU gives the guest an Intel
- * IOMMU and its "edu" test device (PCI 1234:11e8, scripts/run.sh), which
- * this program binds to vfio-pci; VFIO_IOMMU_MAP_DMA then pins and maps
+ * IOMMU and its "edu" test devices (vfio_dev.c), which this program
+ * binds to vfio-pci; VFIO_IOMMU_MAP_DMA then pins and maps
  * a range of our memory for the device, as a VMM does for guest RAM.
  *
  * The tests of make test map anonymous and hugetlbfs memory at 1 thread
@@ -17,14 +17,6 @@
  * A map over a mapped IOVA fails with EEXIST, cycles of map and unmap
  * leave the pinned pages and the free memory as they found them, and so
  * does a SIGKILL in the middle of a map.
- *
- * The benchmark (mode "mm") prints one line per run, for scripts/report.py:
- *
- *	ktask-mm: bench=vfio_map threads=2 used=2 bytes=1073741824 wall_ns=...
- *
- * for a map of fresh anonymous memory, which the pinning faults in, the
- * same (vfio_map_warm) of memory faulted in before, which it pins, and a
- * smaller fresh map with a CPU hog on every vCPU (vfio_map_busy).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -47,329 +39,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "guest.h"
-
-#define EDU_VENDOR	"0x1234"
-#define EDU_DEVICE	"0x11e8"
-#define PCI_DEVICES	"/sys/bus/pci/devices"
-
-/* The edu device's DMA engine (QEMU docs/specs/edu.rst). */
-#define EDU_DMA_SRC	0x80
-#define EDU_DMA_DST	0x88
-#define EDU_DMA_COUNT	0x90
-#define EDU_DMA_CMD	0x98
-#define EDU_DMA_START	0x1
-#define EDU_DMA_TO_RAM	0x2
-#define EDU_BUFFER	0x40000		/* its 4 KiB buffer, as a DMA address */
-/* What one DMA copies: QEMU 7.2 refuses a DMA that ends at the buffer's end. */
-#define EDU_COPY	2048
-
-#define PAGE		4096UL
-#define IOVA_BASE	(1UL << 32)	/* clear of the IOMMU's MSI window */
-
-struct vfio {
-	int		container, group, device;
-	char		addr[256];	/* PCI address, 0000:00:03.0 */
-	unsigned long	bar0, config;	/* offsets of the regions in @device */
-};
-
-#define VFIO_CLOSED	{ .container = -1, .group = -1, .device = -1 }
-
-/* The first edu device, and the second (vfio_memlock_two's). */
-static struct vfio vfio = VFIO_CLOSED, second = VFIO_CLOSED;
-
-/* mknod @path for the char device whose "major:minor" is in @sysfs_dev. */
-static int mknod_from(const char *path, const char *sysfs_dev)
-{
-	unsigned int maj, min;
-	char buf[32];
-
-	if (read_line(sysfs_dev, buf, sizeof(buf)) ||
-	    sscanf(buf, "%u:%u", &maj, &min) != 2)
-		return -ENOENT;
-	if (mknod(path, S_IFCHR | 0600, makedev(maj, min)) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/*
- * Find edu device number @nth (from 0, in the order sysfs lists them) and
- * bind it to vfio-pci; its IOMMU group number.
- */
-static int edu_bind(char *addr, size_t size, int nth)
-{
-	char path[300], buf[32], group[PATH_MAX];
-	struct dirent *d;
-	int found = 0;
-	DIR *dir = opendir(PCI_DEVICES);
-
-	while (dir && !found && (d = readdir(dir))) {
-		snprintf(path, sizeof(path), PCI_DEVICES "/%s/vendor", d->d_name);
-		if (read_line(path, buf, sizeof(buf)) || strcmp(buf, EDU_VENDOR))
-			continue;
-		snprintf(path, sizeof(path), PCI_DEVICES "/%s/device", d->d_name);
-		if (!read_line(path, buf, sizeof(buf)) &&
-		    !strcmp(buf, EDU_DEVICE) && !nth--) {
-			snprintf(addr, size, "%s", d->d_name);
-			found = 1;
-		}
-	}
-	if (dir)
-		closedir(dir);
-	if (!found)
-		return -ENODEV;
-	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver_override", addr);
-	if (write_str(path, "vfio-pci\n"))
-		return -errno;
-	snprintf(path, sizeof(path), PCI_DEVICES "/%s/driver/unbind", addr);
-	write_str(path, addr);
-	if (write_str("/sys/bus/pci/drivers_probe", addr))
-		return -errno;
-	snprintf(path, sizeof(path), PCI_DEVICES "/%s/iommu_group", addr);
-	if (readlink(path, group, sizeof(group) - 1) < 0)
-		return -errno;
-	group[sizeof(group) - 1] = '\0';
-	return atoi(strrchr(group, '/') + 1);
-}
-
-static int region_offset(int device, unsigned int index, unsigned long *off)
-{
-	struct vfio_region_info info = { .argsz = sizeof(info), .index = index };
-
-	if (ioctl(device, VFIO_DEVICE_GET_REGION_INFO, &info))
-		return -errno;
-	*off = info.offset;
-	return 0;
-}
-
-/*
- * Container, group and device of edu device @nth in @v, with the type1
- * IOMMU and bus mastering.
- */
-static int vfio_open_nth(struct vfio *v, int nth)
-{
-	struct vfio_group_status status = { .argsz = sizeof(status) };
-	char path[64], sysfs[96];
-	unsigned short cmd;
-	int nr;
-
-	if (v->device >= 0)
-		return 0;
-	nr = edu_bind(v->addr, sizeof(v->addr), nth);
-	if (nr < 0)
-		return nr;
-	mkdir("/dev/vfio", 0755);
-	snprintf(path, sizeof(path), "/dev/vfio/%d", nr);
-	snprintf(sysfs, sizeof(sysfs), "/sys/class/vfio/%d/dev", nr);
-	if (mknod_from("/dev/vfio/vfio", "/sys/class/misc/vfio/dev") ||
-	    mknod_from(path, sysfs))
-		return -ENOENT;
-	v->container = open("/dev/vfio/vfio", O_RDWR);
-	v->group = open(path, O_RDWR);
-	if (v->container < 0 || v->group < 0)
-		return -errno;
-	if (ioctl(v->group, VFIO_GROUP_GET_STATUS, &status))
-		return -errno;
-	if (!(status.flags & VFIO_GROUP_FLAGS_VIABLE))
-		return -EBUSY;
-	if (ioctl(v->group, VFIO_GROUP_SET_CONTAINER, &v->container) ||
-	    ioctl(v->container, VFIO_SET_IOMMU, VFIO_TYPE1v2_IOMMU))
-		return -errno;
-	v->device = ioctl(v->group, VFIO_GROUP_GET_DEVICE_FD, v->addr);
-	if (v->device < 0 ||
-	    region_offset(v->device, VFIO_PCI_BAR0_REGION_INDEX, &v->bar0) ||
-	    region_offset(v->device, VFIO_PCI_CONFIG_REGION_INDEX, &v->config))
-		return -errno;
-	if (pread(v->device, &cmd, 2, v->config + 4) != 2)
-		return -EIO;
-	cmd |= 0x4;	/* PCI_COMMAND_MASTER */
-	if (pwrite(v->device, &cmd, 2, v->config + 4) != 2)
-		return -EIO;
-	return 0;
-}
-
-static int vfio_open(void)
-{
-	return vfio_open_nth(&vfio, 0);
-}
-
-/* VFIO_IOMMU_MAP_DMA into @v's container: 0 or an errno. */
-static int dma_map_in(const struct vfio *v, void *vaddr, unsigned long iova,
-		      unsigned long size)
-{
-	struct vfio_iommu_type1_dma_map map = {
-		.argsz	= sizeof(map),
-		.flags	= VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE,
-		.vaddr	= (unsigned long)vaddr,
-		.iova	= iova,
-		.size	= size,
-	};
-
-	return ioctl(v->container, VFIO_IOMMU_MAP_DMA, &map) ? errno : 0;
-}
-
-static int dma_map(void *vaddr, unsigned long iova, unsigned long size)
-{
-	return dma_map_in(&vfio, vaddr, iova, size);
-}
-
-/* VFIO_IOMMU_UNMAP_DMA from @v's container: the bytes unmapped, or -errno. */
-static long long dma_unmap_in(const struct vfio *v, unsigned long iova,
-			      unsigned long size)
-{
-	struct vfio_iommu_type1_dma_unmap unmap = {
-		.argsz	= sizeof(unmap),
-		.iova	= iova,
-		.size	= size,
-	};
-
-	if (ioctl(v->container, VFIO_IOMMU_UNMAP_DMA, &unmap))
-		return -errno;
-	return unmap.size;
-}
-
-static long long dma_unmap(unsigned long iova, unsigned long size)
-{
-	return dma_unmap_in(&vfio, iova, size);
-}
-
-static int edu_write(unsigned long reg, unsigned long long val)
-{
-	return pwrite(vfio.device, &val, 8, vfio.bar0 + reg) == 8 ? 0 : -EIO;
-}
-
-/* One DMA between @iova and the device's buffer; 0 when done. */
-static int edu_dma(unsigned long iova, int to_ram)
-{
-	unsigned long long cmd = EDU_DMA_START | (to_ram ? EDU_DMA_TO_RAM : 0);
-	int i;
-
-	if (edu_write(to_ram ? EDU_DMA_SRC : EDU_DMA_DST, EDU_BUFFER) ||
-	    edu_write(to_ram ? EDU_DMA_DST : EDU_DMA_SRC, iova) ||
-	    edu_write(EDU_DMA_COUNT, EDU_COPY) || edu_write(EDU_DMA_CMD, cmd))
-		return -EIO;
-	/* The device runs it from a timer, 100 ms of virtual time later. */
-	for (i = 0; i < 500; i++) {
-		if (pread(vfio.device, &cmd, 8, vfio.bar0 + EDU_DMA_CMD) != 8)
-			return -EIO;
-		if (!(cmd & EDU_DMA_START))
-			return 0;
-		usleep(10000);
-	}
-	return -ETIMEDOUT;
-}
-
-/*
- * Tag each page of @buf with its index in its first word (which faults
- * it in): the device can tell the pages apart.
- */
-static void tag_pages(unsigned char *buf, unsigned long size)
-{
-	unsigned long i;
-
-	for (i = 0; i < size / PAGE; i++)
-		*(unsigned long *)(buf + i * PAGE) = i + 1;
-}
-
-/* Fresh anonymous memory, tagged. */
-static unsigned char *tagged_buffer(unsigned long size)
-{
-	unsigned char *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (buf == MAP_FAILED)
-		return NULL;
-	tag_pages(buf, size);
-	return buf;
-}
-
-static long long vmlck_kb(void)
-{
-	return read_key("/proc/self/status", "VmLck", ':');
-}
-
-/*
- * Pages pinned with FOLL_PIN and not released yet, in the whole guest,
- * with every CPU's share of the counters folded in first.
- */
-static long long pinned_pages(void)
-{
-	write_str("/proc/sys/vm/stat_refresh", "1\n");
-	return read_key("/proc/vmstat", "nr_foll_pin_acquired", ' ') -
-	       read_key("/proc/vmstat", "nr_foll_pin_released", ' ');
-}
-
-/*
- * Have the device copy, through the IOMMU, the start of @probes pages
- * spread over the mapping of @buf at IOVA_BASE to its last page: each
- * copy must be what we wrote there.  The number of copies that were right.
- */
-static int dma_probes(unsigned char *buf, unsigned long size, int probes)
-{
-	unsigned long last = size / PAGE - 1, page;
-	unsigned char *scratch = buf + last * PAGE;
-	int k, good = 0;
-
-	for (k = 0; k < probes; k++) {
-		page = (k * last) / probes + 7 * k;
-		memset(scratch, 0xee, PAGE);
-		if (edu_dma(IOVA_BASE + page * PAGE, 0) ||
-		    edu_dma(IOVA_BASE + last * PAGE, 1))
-			break;
-		good += !memcmp(scratch, buf + page * PAGE, EDU_COPY);
-	}
-	*(unsigned long *)scratch = last + 1;
-	return good;
-}
-
-/* What one VFIO_IOMMU_MAP_DMA of a range and its unmap did. */
-struct map_result {
-	int		err;		/* errno of the map, 0 on success */
-	int		threads;	/* the job's threads, -1 if no job */
-	long long	locked_kb;	/* VmLck after the map, less before */
-	long long	pinned;		/* pinned pages after the map, less before */
-	long long	unmapped;	/* what the unmap returned */
-	long long	locked_left;	/* the same after the unmap */
-	long long	pinned_left;
-	long long	wall_ns, unmap_ns;
-};
-
-/*
- * Map @size bytes of @buf at IOVA_BASE with ktask.max_threads at @threads
- * (unless negative), run @probes device copies if it succeeded, and
- * unmap it.
- */
-static int map_run(unsigned char *buf, unsigned long size, int threads,
-		   int probes, int *good, struct map_result *r)
-{
-	long long vm0 = vmlck_kb(), pins0 = pinned_pages(), t0;
-
-	memset(r, 0, sizeof(*r));
-	if (threads >= 0 && ktask_threads_set(threads))
-		return -errno;
-	trace_start();
-	t0 = now_ns();
-	r->err = dma_map(buf, IOVA_BASE, size);
-	r->wall_ns = now_ns() - t0;
-	r->threads = trace_threads("vfio_pin_map_chunk");
-	r->locked_kb = vmlck_kb() - vm0;
-	r->pinned = pinned_pages() - pins0;
-	if (good)
-		*good = r->err ? 0 : dma_probes(buf, size, probes);
-	t0 = now_ns();
-	r->unmapped = dma_unmap(IOVA_BASE, size);
-	r->unmap_ns = now_ns() - t0;
-	r->locked_left = vmlck_kb() - vm0;
-	r->pinned_left = pinned_pages() - pins0;
-	return 0;
-}
+#include "lib.h"
+#include "huge.h"
+#include "placement.h"
+#include "suites.h"
+#include "vfio_dev.h"
 
 static void print_map(const char *name, const char *label,
 		      const struct map_result *r)
 {
-	printf("ktask-test: info %s %s errno=%d threads=%d locked_kb=%lld pinned=%lld unmapped=%lld locked_left=%lld pinned_left=%lld wall_ns=%lld\n",
-	       name, label, r->err, r->threads, r->locked_kb, r->pinned,
-	       r->unmapped, r->locked_left, r->pinned_left, r->wall_ns);
+	ktap_diag("%s %s errno=%d threads=%d locked_kb=%lld pinned=%lld unmapped=%lld locked_left=%lld pinned_left=%lld wall_ns=%lld",
+		  name, label, r->err, r->threads, r->locked_kb, r->pinned,
+		  r->unmapped, r->locked_left, r->pinned_left, r->wall_ns);
 }
 
 #define MAP_SIZE	SZ_1G		/* 8 chunks: work for every vCPU */
@@ -378,19 +59,26 @@ static void print_map(const char *name, const char *label,
 /*
  * A map with @threads threads.  With 1 GiB pages a job may have only two
  * chunks, and the caller takes both if its helper's vCPU does not run in
- * time: a threaded map that used one thread is tried again (HELPER_TRIES).
+ * time: a threaded map that used one thread is run again
+ * (retry_for_helpers()).
  */
-static int map_run_threaded(unsigned char *buf, unsigned long size,
-			    int threads, int *good, struct map_result *r)
-{
-	int tries;
+struct map_attempt_ctx {
+	unsigned char		*buf;
+	unsigned long		size;
+	int			threads, good;
+	struct map_result	r;
+};
 
-	for (tries = 1; ; tries++) {
-		if (map_run(buf, size, threads, PROBES, good, r))
-			return -1;
-		if (threads == 1 || r->threads > 1 || tries == HELPER_TRIES)
-			return tries;
-	}
+/* One map; a threaded map must have used more than one thread. */
+static int map_attempt(void *ctx)
+{
+	struct map_attempt_ctx *m = ctx;
+	int ret = map_run(m->buf, m->size, m->threads, PROBES, &m->good,
+			  &m->r);
+
+	if (ret)
+		return ret;
+	return m->threads == 1 || m->r.threads > 1;
 }
 
 /*
@@ -401,26 +89,30 @@ static int map_run_threaded(unsigned char *buf, unsigned long size,
 static void test_map(const char *name, unsigned char *buf, unsigned long size,
 		     int vcpus)
 {
-	int runs[2] = { 1, vcpus }, i, good, ok, tries;
-	struct map_result r;
-	char label[16];
+	struct map_attempt_ctx m = { .buf = buf, .size = size };
+	int runs[2] = { 1, vcpus }, i, ok, tries;
+	struct map_result *r = &m.r;
+	char label[16], test[64];
 
 	for (i = 0; i < 2; i++) {
 		snprintf(label, sizeof(label), "threads=%d", runs[i]);
-		tries = map_run_threaded(buf, size, runs[i], &good, &r);
+		snprintf(test, sizeof(test), "%s_%s", name,
+			 i ? "threaded" : "serial");
+		m.threads = runs[i];
+		tries = retry_for_helpers(test, map_attempt, &m);
 		if (tries < 0) {
-			report(0, name, "%s: %s", label, strerror(errno));
-			break;
+			report(0, test, "%s: %s", label, strerror(-tries));
+			continue;
 		}
-		print_map(name, label, &r);
-		ok = !r.err && r.locked_kb == (long long)(size >> 10) &&
-		     r.pinned == (long long)(size / PAGE) &&
-		     r.unmapped == (long long)size && !r.locked_left &&
-		     !r.pinned_left && good == PROBES &&
-		     (runs[i] == 1 ? r.threads == 1 : r.threads > 1);
-		report(ok, name, "%s: %lu MiB, used %d threads (try %d), %d of %d device reads right, VmLck +%lld kB then %+lld",
-		       label, size >> 20, r.threads, tries, good, PROBES,
-		       r.locked_kb, r.locked_left);
+		print_map(test, label, r);
+		ok = !r->err && r->locked_kb == (long long)(size >> 10) &&
+		     r->pinned == (long long)(size / PAGE) &&
+		     r->unmapped == (long long)size && !r->locked_left &&
+		     !r->pinned_left && m.good == PROBES &&
+		     (runs[i] == 1 ? r->threads == 1 : r->threads > 1);
+		report(ok, test, "%s: %lu MiB, used %d threads (run %d), %d of %d device reads right, VmLck +%lld kB then %+lld",
+		       label, size >> 20, r->threads, tries, m.good, PROBES,
+		       r->locked_kb, r->locked_left);
 	}
 }
 
@@ -430,6 +122,11 @@ static void test_map(const char *name, unsigned char *buf, unsigned long size,
  */
 static void test_maps(int vcpus)
 {
+	static const char *const anon[] = {
+		"vfio_map_serial", "vfio_map_threaded", NULL
+	}, *const hugetlb[] = {
+		"vfio_map_hugetlb_serial", "vfio_map_hugetlb_threaded", NULL
+	};
 	unsigned long huge = huge_free(SZ_1G) * SZ_1G;
 	unsigned char *buf = tagged_buffer(MAP_SIZE);
 	const char *dir = huge_mount(SZ_1G);
@@ -437,18 +134,21 @@ static void test_maps(int vcpus)
 	int fd;
 
 	if (!buf) {
-		report(0, "vfio_map", "mmap: %s", strerror(errno));
+		report_setup_failed(anon, "mmap: %s", strerror(errno));
 	} else {
 		test_map("vfio_map", buf, MAP_SIZE, vcpus);
 		munmap(buf, MAP_SIZE);
 	}
-	if (huge < SZ_1G || !dir)
+	if (huge < SZ_1G || !dir) {
+		report_skip(hugetlb[0], "no free 1 GiB page");
+		report_skip(hugetlb[1], "no free 1 GiB page");
 		return;
+	}
 	snprintf(path, sizeof(path), "%s/vfio", dir);
 	fd = open(path, O_CREAT | O_RDWR, 0600);
 	buf = mmap(NULL, huge, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (fd < 0 || buf == MAP_FAILED) {
-		report(0, "vfio_map_hugetlb", "%s: %s", path, strerror(errno));
+		report_setup_failed(hugetlb, "%s: %s", path, strerror(errno));
 	} else {
 		tag_pages(buf, huge);
 		test_map("vfio_map_hugetlb", buf, huge, vcpus);
@@ -480,34 +180,45 @@ static int drop_ipc_lock(void)
  * serially and with helpers, and leaves nothing locked, pinned or
  * mapped.  Under a limit above LIMIT_MAP it succeeds.
  */
+static const char *const memlock_tests[] = {
+	"vfio_memlock_serial", "vfio_memlock_threaded", "vfio_memlock_above",
+	NULL
+};
+
 static void memlock_child(int vcpus)
 {
 	struct rlimit lim = { LIMIT_MAP / 2 + (3 << 20), LIMIT_MAP / 2 + (3 << 20) };
 	unsigned char *buf = tagged_buffer(LIMIT_MAP);
-	int runs[2] = { 1, vcpus }, i;
+	int runs[2] = { 1, vcpus }, i, ret;
 	struct map_result r;
 	char label[16];
 
 	if (!buf || drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &lim)) {
-		report(0, "vfio_memlock", "setup: %s", strerror(errno));
+		report_setup_failed(memlock_tests, "setup: %s", strerror(errno));
 		return;
 	}
 	for (i = 0; i < 2; i++) {
 		snprintf(label, sizeof(label), "threads=%d", runs[i]);
-		if (map_run(buf, LIMIT_MAP, runs[i], 0, NULL, &r))
-			break;
-		print_map("vfio_memlock", label, &r);
+		ret = map_run(buf, LIMIT_MAP, runs[i], 0, NULL, &r);
+		if (ret) {
+			report(0, memlock_tests[i], "%s: %s", label,
+			       strerror(-ret));
+			continue;
+		}
+		print_map(memlock_tests[i], label, &r);
 		report(r.err == ENOMEM && !r.locked_kb && !r.pinned &&
-		       r.unmapped == 0, "vfio_memlock",
+		       r.unmapped == 0, memlock_tests[i],
 		       "%s: errno %d (want ENOMEM), VmLck %+lld kB, pinned %+lld, unmapped %lld",
 		       label, r.err, r.locked_kb, r.pinned, r.unmapped);
 	}
 	lim.rlim_cur = lim.rlim_max = LIMIT_MAP + (1 << 20);
-	if (!setrlimit(RLIMIT_MEMLOCK, &lim) &&
-	    !map_run(buf, LIMIT_MAP, vcpus, 0, NULL, &r))
-		report(!r.err && r.unmapped == (long long)LIMIT_MAP,
-		       "vfio_memlock", "under a limit above the range: errno %d",
-		       r.err);
+	if (setrlimit(RLIMIT_MEMLOCK, &lim))
+		ret = -errno;
+	else
+		ret = map_run(buf, LIMIT_MAP, vcpus, 0, NULL, &r);
+	report(!ret && !r.err && r.unmapped == (long long)LIMIT_MAP,
+	       memlock_tests[2], "under a limit above the range: errno %d",
+	       ret ? -ret : r.err);
 }
 
 #define TWO_MAP		(256UL << 20)
@@ -545,7 +256,8 @@ static void *two_map_thread(void *arg)
  * and the others succeed, and afterwards nothing is left locked or
  * pinned.
  */
-static void two_maps_round(int vcpus, unsigned long limit, int want_enomem)
+static void two_maps_round(const char *name, int vcpus, unsigned long limit,
+			   int want_enomem)
 {
 	struct rlimit lim = { limit, limit };
 	long long slack = 2LL * vcpus * BATCH_PAGES, pins0, vm0, pins, most = 0;
@@ -558,7 +270,7 @@ static void two_maps_round(int vcpus, unsigned long limit, int want_enomem)
 	vm0 = vmlck_kb();
 	if (setrlimit(RLIMIT_MEMLOCK, &lim) ||
 	    pthread_barrier_init(&start, NULL, 3)) {
-		report(0, "vfio_memlock_two", "setup: %s", strerror(errno));
+		report(0, name, "setup: %s", strerror(errno));
 		return;
 	}
 	for (i = 0; i < 2; i++) {
@@ -567,7 +279,7 @@ static void two_maps_round(int vcpus, unsigned long limit, int want_enomem)
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (maps[i].buf == MAP_FAILED ||
 		    pthread_create(&tids[i], NULL, two_map_thread, &maps[i])) {
-			report(0, "vfio_memlock_two", "setup: %s",
+			report(0, name, "setup: %s",
 			       strerror(errno));
 			_exit(1);
 		}
@@ -592,7 +304,7 @@ static void two_maps_round(int vcpus, unsigned long limit, int want_enomem)
 	ok = most > 0 && most <= (long long)(limit / PAGE) + slack &&
 	     enomem == want_enomem && mapped == 2 - want_enomem &&
 	     vmlck_kb() == vm0 && pinned_pages() == pins0;
-	report(ok, "vfio_memlock_two",
+	report(ok, name,
 	       "two maps of %lu MiB under a limit of %lu MiB: errno %d and %d (want %d ENOMEM, the rest mapped), at most %lld MiB pinned at once (limit and a batch per thread: %lld MiB), then VmLck %+lld kB, pinned %+lld",
 	       TWO_MAP >> 20, limit >> 20, maps[0].err, maps[1].err,
 	       want_enomem, most * PAGE >> 20,
@@ -604,14 +316,19 @@ static void two_maps_round(int vcpus, unsigned long limit, int want_enomem)
  * In a child without CAP_IPC_LOCK: two maps at once under a limit a
  * little over one map (one fails), then over both (both succeed).
  */
+static const char *const memlock_two_tests[] = {
+	"vfio_memlock_two_one_fits", "vfio_memlock_two_both_fit", NULL
+};
+
 static void memlock_two_child(int vcpus)
 {
 	if (drop_ipc_lock() || ktask_threads_set(vcpus)) {
-		report(0, "vfio_memlock_two", "setup: %s", strerror(errno));
+		report_setup_failed(memlock_two_tests, "setup: %s",
+				    strerror(errno));
 		return;
 	}
-	two_maps_round(vcpus, TWO_MAP + (3 << 20), 1);
-	two_maps_round(vcpus, 2 * TWO_MAP + (3 << 20), 0);
+	two_maps_round(memlock_two_tests[0], vcpus, TWO_MAP + (3 << 20), 1);
+	two_maps_round(memlock_two_tests[1], vcpus, 2 * TWO_MAP + (3 << 20), 0);
 }
 
 #define EXIST_MAP	(256UL << 20)
@@ -815,10 +532,17 @@ static const struct placer map_placer = {
 	.release	= map_release,
 };
 
-void run_vfio_tests(int vcpus)
+void run_vfio_tests(const struct boot *b)
 {
+	int vcpus = b->vcpus;
 	int ret = vfio_open();
 
+	/*
+	 * vfio_setup, vfio_map and vfio_map_hugetlb serially and threaded,
+	 * memlock_tests, memlock_two_tests, the placement, vfio_eexist and
+	 * vfio_eexist_unmap, vfio_cycles, vfio_kill.
+	 */
+	ktap_plan(14 + placement_tests(&map_placer));
 	if (ret) {
 		report(0, "vfio_setup", "edu device through vfio-pci: %s",
 		       strerror(-ret));
@@ -826,91 +550,17 @@ void run_vfio_tests(int vcpus)
 	}
 	report(1, "vfio_setup", "edu device %s through vfio-pci", vfio.addr);
 	test_maps(vcpus);
-	in_child(memlock_child, vcpus);
+	in_child(memlock_child, vcpus, memlock_tests);
 	ret = vfio_open_nth(&second, 1);
 	if (ret)
-		report(0, "vfio_memlock_two", "a second edu device: %s",
-		       strerror(-ret));
+		report_setup_failed(memlock_two_tests, "a second edu device: %s",
+				    strerror(-ret));
 	else
-		in_child(memlock_two_child, vcpus);
+		in_child(memlock_two_child, vcpus, memlock_two_tests);
 	/* Two chunks of 2 MiB blocks: one for the caller, one for a helper. */
 	test_placement(&map_placer, 256UL << 20, vcpus);
 	test_exist(vcpus);
 	test_cycles(vcpus);
 	test_kill(vcpus);
 	ktask_threads_set(0);
-}
-
-#define BENCH_FRESH	SZ_1G
-#define BENCH_WARM	(4 * SZ_1G)
-#define BENCH_BUSY	(512UL << 20)
-
-/*
- * One map of @size bytes of @buf at ktask.max_threads @threads
- * (unpatched: the serial kernel), and its unmap, as benchmark @name.
- */
-static void bench_map(const char *name, unsigned char *buf,
-		      unsigned long size, int threads, int patched)
-{
-	struct map_result r;
-
-	if (!buf || map_run(buf, size, patched ? threads : -1, 0, NULL, &r) ||
-	    r.err || r.unmapped != (long long)size) {
-		printf("ktask-mm: error bench=%s threads=%d errno=%d\n", name,
-		       threads, buf ? r.err : errno);
-		return;
-	}
-	printf("ktask-mm: bench=%s threads=%d used=%d bytes=%lu wall_ns=%lld unmap_ns=%lld\n",
-	       name, threads, patched ? r.threads : 1, size, r.wall_ns,
-	       r.unmap_ns);
-}
-
-/*
- * VFIO_IOMMU_MAP_DMA of fresh anonymous memory, which the pinning faults
- * in and zeroes (a VM's RAM that its VMM has not touched), and of memory
- * populated once per boot, which it only pins and maps.
- */
-/* bench_map() of @size bytes of fresh anonymous memory. */
-static void bench_fresh(const char *name, unsigned long size, int threads,
-			int patched)
-{
-	unsigned char *fresh = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	bench_map(name, fresh == MAP_FAILED ? NULL : fresh, size, threads,
-		  patched);
-	if (fresh != MAP_FAILED)
-		munmap(fresh, size);
-}
-
-void bench_vfio_map(int threads, int patched)
-{
-	static unsigned char *warm;
-
-	if (vfio_open()) {
-		printf("ktask-mm: error bench=vfio_map threads=%d no VFIO device\n",
-		       threads);
-		return;
-	}
-	bench_fresh("vfio_map", BENCH_FRESH, threads, patched);
-	if (!warm)
-		warm = tagged_buffer(BENCH_WARM);
-	bench_map("vfio_map_warm", warm, BENCH_WARM, threads, patched);
-}
-
-/*
- * The fresh map again, smaller, with a CPU hog on every vCPU: the busy
- * machine of the contention table, where a job must not take longer with
- * helpers than alone.
- */
-void bench_vfio_map_busy(int threads, int patched, int vcpus)
-{
-	if (vfio_open() || busy_start(vcpus)) {
-		printf("ktask-mm: error bench=vfio_map_busy threads=%d\n",
-		       threads);
-		busy_stop();
-		return;
-	}
-	bench_fresh("vfio_map_busy", BENCH_BUSY, threads, patched);
-	busy_stop();
 }

@@ -1,6 +1,7 @@
 #!/bin/sh
 # make bisect (and a stage of make gauntlet): every prefix of the series
-# builds, with CONFIG_KTASK=y and with CONFIG_KTASK=n.
+# builds, with CONFIG_KTASK=y and with CONFIG_KTASK=n.  It runs alone too:
+# without make gauntlet's serial KUnit kernel, it configures one.
 #
 # The commits of build/linux since baseline are checked out one after the
 # other in a worktree of it, build/bisect/linux, and built into
@@ -24,7 +25,18 @@ passed=0
 failed=0
 
 need_tree
-[ -f "$seed" ] || die "no $seed: make test builds it first"
+# make bisect alone: configure the serial KUnit kernel as make gauntlet
+# does (scripts/test.sh: run_kunit serial), without building it.
+if [ ! -f "$seed" ]; then
+	step "configuring build/kunit-serial (kunit.py config), which make gauntlet builds"
+	(cd "$tree" && KTASK_KUNIT_MACHINE=numa python3 tools/testing/kunit/kunit.py config \
+		--qemu_config="$top/configs/kunit-qemu.py" --build_dir="$build/kunit-serial" \
+		--make_options "CC=$kcc" --kunitconfig=lib/test_ktask.kunitconfig \
+		--kunitconfig="$top/configs/guest.config" \
+		--kunitconfig="$top/configs/kunit-qemu.config" \
+		--kconfig_add CONFIG_KTASK=n) >"$build/bisect-config.log" 2>&1 ||
+		die "kunit.py config failed (build/bisect-config.log)"
+fi
 
 # kmake K ARGS...: make in the worktree, into build/bisect/K.
 kmake() {

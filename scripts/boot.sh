@@ -1,18 +1,46 @@
-# The QEMU machine of every boot of make run and make test, and boot(),
-# which boots it once.  Source it from run.sh after its settings: it
-# reads out, guest, mem, cpu, timeout, repeat, threads, extra and smt,
-# boot_repeat (the guest's runs of each case, if not repeat), and vcpus
-# and nodes, which boot() sets for each boot.
+# The QEMU machine of every guest boot of make run and make test: its
+# profiles (machine_profile), and boot(), which boots it once.  Source it
+# from run.sh; boot() reads out, guest, mem, cpu, timeout, repeat,
+# threads, extra, smt and memless, boot_repeat (the guest's runs of each
+# case, if not repeat), and vcpus and nodes, which it sets for each boot.
 # shellcheck shell=sh
+
+# machine_profile NAME: the machine of a kind of boot, in p_vcpus,
+# p_nodes, p_mem, p_smt (threads per core), p_memless (the last node has
+# CPUs and no memory), p_1g (the boot-time 1 GiB pool, hugepages=) and
+# p_repeat (runs of each case); run.sh's VCPUS=, NODES=, ... override
+# each:
+#
+#   run        make run: a vCPU per host CPU, 16 GiB in 2 nodes
+#   scale      make run SCALE=1: 32 vCPUs in 4 nodes
+#   test       make test's guest: 4 vCPUs, 8 GiB in 2 nodes, so that
+#              deferred init has a helper on each node, and room for two
+#              1 GiB pages
+#   kselftest  make gauntlet's long selftests: test's, no 1 GiB pool
+#              (each 1 GiB case of cow and thuge-gen would write a GiB at
+#              TCG's 0.1 GB/s)
+#   memless    make test's memoryless node: 2 nodes of 2 cores of 2 SMT
+#              threads, node 1 without memory, a 1 GiB page asked of each
+machine_profile() {
+	p_vcpus=$(host_cpus) p_nodes=2 p_mem=16G p_smt=1 p_memless= p_1g=2 p_repeat=5
+	case $1 in
+	run) ;;
+	scale) p_vcpus=32 p_nodes=4 ;;
+	test) p_vcpus=4 p_mem=8G p_repeat=1 ;;
+	kselftest) p_vcpus=4 p_mem=8G p_repeat=1 p_1g=0 ;;
+	memless) p_vcpus=8 p_smt=2 p_mem=6G p_memless=1 p_1g=0:1,1:1 p_repeat=1 ;;
+	*) die "PROFILE=$1: want run, scale, test, kselftest or memless" ;;
+	esac
+}
 
 # Every boot: a q35 machine with an Intel IOMMU (interrupt remapping on,
 # as QEMU requires for it; caching mode, so that the IOMMU's mappings are
 # flushed to QEMU) and two edu test devices for guest/vfio.c, which reach
 # all of memory (dma_mask) and sit behind the IOMMU, each in an IOMMU
-# group of its own: two containers of one process.
+# group of its own: two containers of one process.  (The kernel needs
+# intel_iommu=on: run.sh's extra has it, but for the deferred init boots.)
 edu="-device edu,dma_mask=0xffffffffffffffff"
 machine="-M q35 -device intel-iommu,intremap=on,caching-mode=on $edu $edu"
-extra="intel_iommu=on $extra"
 
 # "16G" or "2048M" (or plain MiB) -> MiB.
 mem_mib() {
@@ -22,6 +50,16 @@ mem_mib() {
 	*[!0-9]*|'') die "MEM=$1: want e.g. 16G or 2048M" ;;
 	*) echo "$1" ;;
 	esac
+}
+
+# need_memory: die before any build if the host cannot give QEMU the
+# guest's memory, which every boot preallocates (-mem-prealloc): QEMU
+# would fail, or the OOM killer end it, only after the builds.
+need_memory() {
+	nm_want=$(mem_mib "$mem")
+	nm_have=$(($(sed -n 's/^MemAvailable: *\([0-9]*\) kB/\1/p' /proc/meminfo) / 1024))
+	[ "$nm_have" -ge $((nm_want + 512)) ] ||
+		die "MEM=$mem: QEMU preallocates ${nm_want} MiB and 512 MiB more for itself; this host has ${nm_have} MiB available (make run MEM=8G asks for less)"
 }
 
 # One socket per node when the vCPUs split evenly: with all vCPUs in one
@@ -38,11 +76,11 @@ smp_arg() {
 }
 
 # -m, one preallocated RAM backend per node and the CPUs split evenly;
-# with MEMLESS=1 the last node has its CPUs and no memory.
+# with memless set the last node has its CPUs and no memory.
 numa_args() {
 	total=$(mem_mib "$mem")
 	with_mem=$nodes
-	[ -z "${MEMLESS:-}" ] || with_mem=$((nodes - 1))
+	[ -z "$memless" ] || with_mem=$((nodes - 1))
 	[ "$with_mem" -gt 0 ] || die "MEMLESS=1 needs NODES=2 or more"
 	per=$((total / with_mem))
 	[ "$per" -gt 0 ] || die "MEM=$mem is too small for NODES=$nodes"
@@ -65,7 +103,9 @@ numa_args() {
 
 # boot KERNEL LOG MODE VCPUS NODES LABEL [APPEND...]: boot once; the
 # guest's console goes to LOG, after a first line that says where the
-# numbers come from (report.py reads it).
+# numbers come from (results.py reads it), and its second serial port,
+# the guest's KTAP test results, to LOG less .log plus .ktap
+# (ktap_file).
 boot() {
 	b_kernel=$1 b_log=$2 b_mode=$3 b_vcpus=$4 b_nodes=$5 b_label=$6
 	shift 6
@@ -78,13 +118,16 @@ boot() {
 	printf 'ktask-run: host_cpu=%s host_cpus=%s accel=%s qemu_vcpus=%s qemu_smt=%s qemu_mem=%s qemu_nodes=%s label=%s append=%s\n' \
 		"${model:-unknown}" "$(host_cpus)" "${accel##* }" "$b_vcpus" "$smt" "$mem" \
 		"$b_nodes" "$b_label" "$(printf '%s' "$*" | tr ' ' ,)" >"$b_log"
+	b_ktap=$(ktap_file "$b_log")
+	rm -f "$b_ktap"
 	step "booting $b_label ($b_mode): $b_vcpus vCPUs ($smt per core), $mem in $b_nodes nodes, $accel (log: build/run/${b_log##*/})"
 	# smp_arg and numa_args read these.
 	vcpus=$b_vcpus nodes=$b_nodes
 	# shellcheck disable=SC2046,SC2086 # the argument lists are several words
 	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
 		$machine -smp "$(smp_arg)" $(numa_args) -mem-prealloc \
-		-bios qboot.rom -nodefaults -nographic -serial stdio -no-reboot \
+		-bios qboot.rom -nodefaults -nographic -serial stdio \
+		-serial "file:$b_ktap" -no-reboot \
 		-kernel "$b_kernel" -initrd "$guest/initramfs.cpio" \
 		-append "$append" </dev/null 2>&1 || rc=$?
 	  echo "$rc" >"$out/qemu.rc"; } >>"$b_log"

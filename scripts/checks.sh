@@ -1,6 +1,6 @@
 # The bookkeeping of make test's stages (scripts/test.sh): checks counted
 # and printed, KUnit runs, kernel reports, scripts that count their own.
-# Source it after lib.sh; run_kunit uses $kunitconfig, $qemu_config,
+# Source it after lib.sh; run_kunit uses $kunitconfig, $qemu_kunitconfig,
 # $accel and $kunit_limit of the sourcing script.
 # shellcheck shell=sh
 
@@ -48,35 +48,18 @@ timed() {
 
 # "passed failed skipped" test cases in a kunit.py --json file.
 count_json() {
-	python3 - "$1" <<-'EOF'
-	import json, sys
-	counts = {'PASS': 0, 'FAIL': 0, 'ERROR': 0, 'SKIP': 0}
-	def walk(group):
-	    for case in group.get('test_cases', []):
-	        status = case.get('status', 'FAIL')
-	        counts[status if status in counts else 'FAIL'] += 1
-	        if status in ('FAIL', 'ERROR'):
-	            print(f'FAIL: kunit {group.get("name")}.{case.get("name")} {status}',
-	                  file=sys.stderr)
-	    for sub in group.get('sub_groups', []):
-	        walk(sub)
-	try:
-	    with open(sys.argv[1]) as f:
-	        walk(json.load(f))
-	except (OSError, ValueError):
-	    pass
-	print(counts['PASS'], counts['FAIL'] + counts['ERROR'], counts['SKIP'])
-	EOF
+	python3 "$top/scripts/kunit_counts.py" "$1"
 }
 
-# run_kunit NAME BUILD_DIR COMMAND QEMU_ARGS [kunit.py options]: build and
-# boot the suite (COMMAND run), or only boot it (exec), print kunit.py's
-# summary, count each test case as one check.
+# run_kunit NAME BUILD_DIR COMMAND MACHINE [kunit.py options]: build and
+# boot the suite (COMMAND run), or only boot it (exec), on MACHINE of
+# configs/kunit-qemu.py (numa or smt), print kunit.py's summary, count
+# each test case as one check.
 run_kunit() {
 	name=$1
 	dir=$2
 	command=$3
-	qemu_args=$4
+	machine=$4
 	shift 4
 	log=$build/kunit-$name.log
 	[ "$name" != ktask ] || log=$dir.log
@@ -87,10 +70,11 @@ run_kunit() {
 	rc=0
 	# -u: kunit.py's lines reach the log (and the heartbeat) as they come.
 	(cd "$tree" && watched "kunit ($name)" "$log" "$dir" '\[(PASSED|FAILED|SKIPPED)\]' \
-		locked timeout -k 30 "$(stage_limit "$kunit_limit")" python3 -u tools/testing/kunit/kunit.py "$command" \
-		--arch=x86_64 --build_dir="$dir" --make_options "CC=$kcc" \
-		--kunitconfig="$kunitconfig" --kunitconfig="$qemu_config" \
-		--qemu_args "$qemu_args $accel" \
+		locked env KTASK_KUNIT_MACHINE="$machine" KTASK_QEMU_ACCEL="$accel" \
+		timeout -k 30 "$(stage_limit "$kunit_limit")" python3 -u tools/testing/kunit/kunit.py "$command" \
+		--qemu_config="$top/configs/kunit-qemu.py" --build_dir="$dir" --make_options "CC=$kcc" \
+		--kunitconfig="$kunitconfig" --kunitconfig="$top/configs/guest.config" \
+		--kunitconfig="$qemu_kunitconfig" \
 		--timeout 600 --json="$json" "$@" >"$log" 2>&1) || rc=$?
 	# kunit.py boots the kernel only once it has built it.
 	kernel_built=
@@ -112,6 +96,39 @@ run_kunit() {
 	if [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
 		[ "$2" -gt 0 ] || fail "kunit ($name): kunit.py exited with $rc$(limit_note "$rc") after $(($1 + $2 + $3)) tests"
 		tail -n 40 "$log" | indent
+	fi
+}
+
+# count_ktap NAME KTAP: the in-guest tests' results (guest/ktap.c), read
+# by kunit.py parse, as KUnit's are: each test one check.  A skipped
+# test fails (make test's kernel and guest have what every test needs).
+# A test of a plan without its result (the guest died, or the boot's time
+# limit) is a crashed test, which kunit.py counts; if it found no failed
+# test and still failed or saw errors (no KTAP at all, a result past a
+# plan), one check fails.
+count_ktap() {
+	ck_json=${2%.ktap}.json
+	rm -f "$ck_json"
+	ck_rc=0
+	(cd "$tree" && python3 tools/testing/kunit/kunit.py parse \
+		--json="$ck_json" "$2") >"${2%.ktap}-parse.log" 2>&1 || ck_rc=$?
+	ck_summary=$(sed -n 's/.*\(Testing complete\..*\)/\1/p' "${2%.ktap}-parse.log" |
+		sed 's/\x1b\[[0-9;]*m//g' | tail -1)
+	ck_retries=$(grep -a -c '# retry: ' "$2" 2>/dev/null || true)
+	printf '    %s: %s; runs again for a helper: %s (guest/sys.c: retry_for_helpers)\n' \
+		"$1" "${ck_summary:-kunit.py parse did not finish}" "${ck_retries:-0}"
+	grep -a '^    \(not \)\?ok ' "$2" 2>/dev/null | tr -d '\r' | cut -c1-200 || true
+	# shellcheck disable=SC2046 # three numbers
+	set -- "$1" $(count_json "$ck_json")
+	passed=$((passed + $2))
+	failed=$((failed + $3 + $4))
+	[ "$4" -eq 0 ] || printf 'FAIL: %s: %s tests skipped\n' "$1" "$4"
+	# kunit.py's errors: a result past a suite's plan is read as the next
+	# suite's and hides the suites after it from the JSON.
+	ck_errors=$(printf '%s\n' "$ck_summary" | sed -n 's/.*errors: \([0-9]*\).*/\1/p')
+	if [ "$3" -eq 0 ] && { [ "$ck_rc" -ne 0 ] || [ "${ck_errors:-0}" -ne 0 ]; }; then
+		fail "$1: kunit.py parse exited with $ck_rc, ${ck_errors:-0} errors (build/${ck_json#"$build"/})"
+		grep -a 'ERROR\|CRASHED' "${ck_json%.json}-parse.log" | head -n 20 | indent
 	fi
 }
 
@@ -151,6 +168,18 @@ summed() {
 	else
 		fail "$name: ${log##*/} did not finish (exit $rc$(limit_note "$rc"))"
 		tail -n 20 "$log" | indent
+	fi
+}
+
+# check_guest_layers: one check, that guest/ imports only downward
+# (scripts/guest_layers.py).
+check_guest_layers() {
+	step "guest/: each file includes only the layers below it"
+	if out=$(python3 "$top/scripts/guest_layers.py" "$top/guest" 2>&1); then
+		pass
+	else
+		fail "guest/ imports upward or sideways"
+		printf '%s\n' "$out" | indent
 	fi
 }
 

@@ -87,6 +87,12 @@ kcc="ccache gcc"
 CCACHE_BASEDIR=$top
 export CCACHE_BASEDIR
 
+# ktap_file LOG: where a guest boot whose console is LOG writes its KTAP
+# (scripts/boot.sh, guest/ktap.c).
+ktap_file() {
+	echo "${1%.log}.ktap"
+}
+
 # Run one kernel build (or KUnit run) at a time on this machine: 2 cores
 # do not fit two.  Lock each command, never a whole script, so a script
 # can call another without waiting on itself.

@@ -3,10 +3,10 @@
 # build without a warning in every kernel configuration a user may have,
 # not only in the one make test boots.
 #
-# Each configuration is allnoconfig + configs/run.config (every caller of
-# the series on) + configs/matrix.config (its KUnit suite and padata's
-# user, so that every file the series changes is built), with one change
-# from the list below.  They are built one after the other in one object
+# Each configuration is allnoconfig + configs/guest.config and run.config
+# (every caller of the series on) + configs/matrix.config (its KUnit
+# suite and padata's user, so that every file the series changes is
+# built), with one change from the list below.  They are built one after the other in one object
 # directory, build/matrix, so that a configuration rebuilds only what it
 # changes and ccache has the rest.  The objects are those of the .c files
 # the series changes (build/linux against baseline) that the configuration
@@ -62,7 +62,8 @@ configure() {
 	kmake allnoconfig >/dev/null
 	fragment "$1" >"$dir/variant.config"
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$dir" "$dir/.config" \
-		"$top/configs/run.config" "$top/configs/matrix.config" \
+		"$top/configs/guest.config" "$top/configs/run.config" \
+		"$top/configs/matrix.config" \
 		"$dir/variant.config" >/dev/null
 	kmake olddefconfig >/dev/null
 	printf '%s\n' "$1" | tr '|' '\n' | while IFS='=' read -r opt val; do

@@ -5,8 +5,9 @@ One PNG per workload in build/report/: the median speedup over the serial
 run at each thread count, the ideal line (speedup = threads), for the
 memory-bound mm callers the guest's write-bandwidth ceiling (the memset
 rate at as many threads over the workload's serial rate), and the
-unpatched kernel as one point.  Speedups are those of the report's tables:
-wall time for the self-benchmark jobs and deferred init, rate for the mm
+unpatched kernel as one point.  Speedups are those of the report's tables
+(scripts/stats.py computes both, scripts/results.py wrote the CSV): wall
+time for the self-benchmark jobs and deferred init, rate for the mm
 callers.  gnuplot draws them; without it, nothing is drawn.
 
 usage: plot.py [RESULTS_CSV [OUT_DIR]]
@@ -15,11 +16,11 @@ usage: plot.py [RESULTS_CSV [OUT_DIR]]
 import csv
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 
-from report import deferred_boot
+from results import deferred_boot
+from stats import by_threads, median, rate
 
 # The mm callers whose rate the guest's memory write rate bounds.
 MEMORY_BOUND = ('falloc', 'touch_1g')
@@ -30,10 +31,6 @@ def read_results(path):
 	with open(path, encoding='utf-8') as f:
 		rows = [line for line in f if not line.startswith('#')]
 	return list(csv.DictReader(rows))
-
-
-def median(values):
-	return statistics.median(values) if values else None
 
 
 def bench_curves(rows):
@@ -47,17 +44,6 @@ def bench_curves(rows):
 			curves[f'job {name}'] = {
 				'points': {t: serial / median(w) for t, w in walls.items()}}
 	return curves
-
-
-def by_threads(runs, value):
-	out = {}
-	for r in runs:
-		out.setdefault(int(r['threads']), []).append(value(r))
-	return out
-
-
-def rate(row):
-	return int(row['bytes']) / int(row['wall_ns'])
 
 
 def mm_curves(rows):

@@ -16,84 +16,19 @@ build/report/report.md, and every measurement, one row each with the
 machine in '#' lines first, to build/report/results.csv; scripts/plot.py
 then draws the speedups from it (build/report/speedup-*.png).
 
+The stages: scripts/results.py parses the logs and writes results.csv;
+this file renders the results as the tables (printed, and report.md), with
+the medians, spreads and ratios of scripts/stats.py, which plot.py shares.
+
 usage: report.py [CONSOLE_LOG [MORE_LOGS...]]   (default build/run/console.log)
 """
 
-import csv
-import io
 import os
-import re
-import statistics
 import subprocess
 import sys
 
-PREFIXES = ('ktask-run:', 'ktask-bench:', 'ktask-contention:', 'ktask-mm:',
-	    'ktask-klog:')
-DEFERRED = re.compile(r'node (\d+) deferred pages initialised in (\d+)ms')
-
-
-def parse_fields(text):
-	"""'a=1 b=x' -> {'a': '1', 'b': 'x'}; words without '=' are ignored."""
-	fields = {}
-	for word in text.split():
-		key, sep, value = word.partition('=')
-		if sep:
-			fields[key] = value
-	return fields
-
-
-def read_log(path):
-	"""Return (lines, machine fields, results, errors) of a console log.
-
-	Results are dicts of the key=value fields of each run, with 'kind'
-	set to 'bench' or 'contention'.
-	"""
-	with open(path, encoding='utf-8', errors='replace') as f:
-		lines = [line.rstrip('\r\n').replace('\r', '') for line in f]
-	machine, results, errors = {}, [], []
-	for line in lines:
-		for prefix in PREFIXES:
-			# The kernel may print on the same line: find, not startswith.
-			at = line.find(prefix)
-			if at >= 0:
-				break
-		else:
-			continue
-		text = line[at + len(prefix):].strip()
-		fields = parse_fields(text)
-		if prefix == 'ktask-klog:':
-			deferred = DEFERRED.search(text)
-			if deferred:
-				results.append({'kind': 'deferred',
-						'node': deferred.group(1),
-						'ms': deferred.group(2)})
-			elif 'deferred_init_threads' in fields:
-				machine['deferred_threads'] = fields['deferred_init_threads']
-		elif prefix == 'ktask-run:' or 'vcpus' in fields:
-			machine.update(fields)
-		elif prefix == 'ktask-mm:' and 'bench' in fields and 'wall_ns' in fields:
-			fields['kind'] = 'mm'
-			results.append(fields)
-		elif text.startswith('error'):
-			errors.append(f'{prefix} {text}')
-		elif prefix == 'ktask-contention:' and 'load' in fields:
-			fields['kind'] = 'contention'
-			results.append(fields)
-		elif 'job' in fields and 'wall_ns' in fields:
-			fields['kind'] = 'bench'
-			results.append(fields)
-	return lines, machine, results, errors
-
-
-def host_cpu_model():
-	try:
-		with open('/proc/cpuinfo', encoding='utf-8') as f:
-			for line in f:
-				if line.startswith('model name'):
-					return line.split(':', 1)[1].strip()
-	except OSError:
-		pass
-	return 'unknown'
+from results import collect, deferred_boot, host_cpu_model, read_log, write_csv
+from stats import by_threads, median, median_of, rate, ratio, spread, unique
 
 
 def header(machine):
@@ -107,24 +42,16 @@ def header(machine):
 		f'kernel {machine.get("kernel", "?")}')
 
 
-def spread(values, scale):
-	"""'median (min-max)' of values divided by scale."""
-	med = statistics.median(values) / scale
-	return f'{med:.1f} ({min(values) / scale:.1f}-{max(values) / scale:.1f})'
-
-
-def ratio(num, den):
-	if not num or not den:
-		return '-'
-	return f'{statistics.median(num) / statistics.median(den):.2f}'
+def table(rows):
+	widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+	return ['  ' + ' | '.join(cell.rjust(w) for cell, w in zip(row, widths))
+		for row in rows]
 
 
 def job_table(job, runs):
 	"""Lines of the table for one job; runs are its result dicts."""
-	by_threads = {}
-	for run in runs:
-		by_threads.setdefault(int(run['threads']), []).append(run)
-	serial = by_threads.get(1, [])
+	threads_runs = by_threads(runs)
+	serial = threads_runs.get(1, [])
 	serial_wall = [int(r['wall_ns']) for r in serial]
 	# The job's aggregate CPU time (all threads, setup included) when the
 	# kernel reports it, else the time spent in thread functions.
@@ -132,58 +59,33 @@ def job_table(job, runs):
 	serial_cpu = [int(r[cpu_key]) for r in serial if cpu_key in r]
 	rows = [('threads', 'runs', 'wall ms median (min-max)', 'speedup',
 		 'cpu / serial cpu', 'used')]
-	for threads in sorted(by_threads):
-		group = by_threads[threads]
+	for threads in sorted(threads_runs):
+		group = threads_runs[threads]
 		wall = [int(r['wall_ns']) for r in group]
 		cpu = [int(r[cpu_key]) for r in group if cpu_key in r]
-		used = sorted({r.get('used', '?') for r in group})
 		rows.append((str(threads), str(len(group)), spread(wall, 1e6),
 			     ratio(serial_wall, wall), ratio(cpu, serial_cpu),
-			     ','.join(used)))
-	widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+			     ','.join(sorted({r.get('used', '?') for r in group}))))
 	units = sorted({r.get('units', '?') for r in runs})
-	out = [f'job {job} (units={",".join(units)}; speedup = median serial wall'
-	       ' / median wall)']
-	for row in rows:
-		out.append('  ' + ' | '.join(cell.rjust(w) for cell, w in zip(row, widths)))
-	return out
-
-
-def median_of(runs, key):
-	values = [float(r[key]) for r in runs if key in r]
-	return statistics.median(values) if values else None
-
-
-def table(rows):
-	widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-	return ['  ' + ' | '.join(cell.rjust(w) for cell, w in zip(row, widths))
-		for row in rows]
+	return [f'job {job} (units={",".join(units)}; speedup = median serial wall'
+		' / median wall)'] + table(rows)
 
 
 def contention_tables(runs):
 	"""The contention table: per load, the job at 1 and N threads."""
-	loads = []
-	for run in runs:
-		if run['load'] not in loads:
-			loads.append(run['load'])
 	serial_idle = [r for r in runs if r['load'] == 'idle' and r['threads'] == '1']
 	serial_cpu = median_of(serial_idle, 'job_cpu_ns')
 	out = ['contention: the cpu job beside CPU hogs (one per vCPU loaded, nice 0);',
 	       '  hog kept = hog throughput during the job / just before it;',
 	       '  cpu / serial = job CPU time (all threads) / idle 1-thread job\'s']
 	summary = {}
-	for load in loads:
+	for load in unique(r['load'] for r in runs):
 		group = [r for r in runs if r['load'] == load]
 		one = [r for r in group if r['threads'] == '1']
 		one_wall = median_of(one, 'wall_ns')
 		rows = [('threads', 'lending', 'runs', 'wall ms median (min-max)',
 			 'vs 1 thread', 'hog kept', 'cpu / serial', 'used')]
-		configs = []
-		for r in group:
-			key = (int(r['threads']), r['lending'])
-			if key not in configs:
-				configs.append(key)
-		for threads, lending in configs:
+		for threads, lending in unique((int(r['threads']), r['lending']) for r in group):
 			sel = [r for r in group if int(r['threads']) == threads and
 			       r['lending'] == lending]
 			wall = [int(r['wall_ns']) for r in sel]
@@ -192,16 +94,14 @@ def contention_tables(runs):
 			cpu = median_of(sel, 'job_cpu_ns')
 			rows.append((str(threads), lending if threads > 1 else '-',
 				     str(len(sel)), spread(wall, 1e6),
-				     f'{statistics.median(wall) / one_wall:.2f}' if one_wall else '-',
-				     f'{statistics.median(kept) * 100:.0f}%' if kept else '-',
+				     f'{median(wall) / one_wall:.2f}' if one_wall else '-',
+				     f'{median(kept) * 100:.0f}%' if kept else '-',
 				     f'{cpu / serial_cpu:.2f}' if cpu and serial_cpu else '-',
 				     ','.join(sorted({r.get('used', '?') for r in sel}))))
 			summary[(load, threads, lending)] = (
-				statistics.median(wall),
-				statistics.median(kept) if kept else None,
+				median(wall), median(kept),
 				cpu / serial_cpu if cpu and serial_cpu else None)
-		hogs = group[0].get('hogs', '?')
-		out.append(f'load {load} ({hogs} hogs)')
+		out.append(f'load {load} ({group[0].get("hogs", "?")} hogs)')
 		out.extend(table(rows))
 	return out + contention_targets(summary)
 
@@ -241,10 +141,6 @@ MM_BENCHES = (
 MM_WRITERS = ('falloc', 'touch_1g')
 
 
-def gbps(run):
-	return int(run['bytes']) / int(run['wall_ns'])
-
-
 def mm_tables(runs):
 	"""fallocate, 1 GiB touch and memset, patched and unpatched side by side."""
 	out = ['mm callers (speedup = median rate / median serial rate; vs unpatched ='
@@ -253,33 +149,28 @@ def mm_tables(runs):
 	ceiling = {}
 	for run in runs:
 		if run['bench'] == 'memset':
-			ceiling.setdefault((run['label'], run['threads']), []).append(gbps(run))
+			ceiling.setdefault((run['label'], run['threads']), []).append(rate(run))
 	summary = {}
 	for bench, title in MM_BENCHES:
 		group = [r for r in runs if r['bench'] == bench]
 		if not group:
 			continue
 		# Rates, not times: memset writes more with more threads.
-		serial = [gbps(r) for r in group
+		serial = [rate(r) for r in group
 			  if r['label'] == 'patched' and r['threads'] == '1']
-		unpatched = [gbps(r) for r in group if r['label'] == 'unpatched']
+		unpatched = [rate(r) for r in group if r['label'] == 'unpatched']
 		sizes = sorted({int(r['bytes']) for r in group})
 		rows = [('kernel', 'threads', 'runs', 'wall ms median (min-max)',
 			 'GB/s', 'of ceiling', 'speedup', 'vs unpatched', 'used')]
-		configs = []
-		for r in group:
-			key = (r['label'], int(r['threads']))
-			if key not in configs:
-				configs.append(key)
+		configs = unique((r['label'], int(r['threads'])) for r in group)
 		for label, threads in sorted(configs, key=lambda k: (k[0] != 'unpatched', k[1])):
 			sel = [r for r in group if r['label'] == label and int(r['threads']) == threads]
 			wall = [int(r['wall_ns']) for r in sel]
-			rate = statistics.median([gbps(r) for r in sel])
+			rates = [rate(r) for r in sel]
 			top = ceiling.get((label, str(threads)))
-			of_top = rate / statistics.median(top) if top else None
-			rates = [gbps(r) for r in sel]
+			of_top = median(rates) / median(top) if top else None
 			rows.append((label, str(threads), str(len(sel)), spread(wall, 1e6),
-				     f'{rate:.2f}',
+				     f'{median(rates):.2f}',
 				     f'{of_top * 100:.0f}%' if of_top and bench in MM_WRITERS else '-',
 				     ratio(rates, serial), ratio(rates, unpatched),
 				     ','.join(sorted({r.get('used', '?') for r in sel}))))
@@ -297,23 +188,10 @@ def mm_tables(runs):
 	top = max((int(r['threads']) for r in busy), default=0)
 	walls = {t: [int(r['wall_ns']) for r in busy if int(r['threads']) == t] for t in (1, top)}
 	if top > 1 and walls[1] and walls[top]:
-		rel = statistics.median(walls[top]) / statistics.median(walls[1])
+		rel = median(walls[top]) / median(walls[1])
 		out.append(f'  vfio_map_busy: {top}-thread wall / 1-thread wall = {rel:.2f} '
 			   f'(target <= 1.00: {"met" if rel <= 1.0 else "missed"})')
 	return out
-
-
-DEFERRED_LABEL = re.compile(r'^(un)?patched-v(\d+)(?:-smt(\d+))?(?:-t(\d+))?$')
-
-
-def deferred_boot(label):
-	"""'patched-v4-smt2' -> (patched, vCPUs, SMT threads per core, knob);
-	None for a label of another kind of boot."""
-	m = DEFERRED_LABEL.match(label)
-	if not m:
-		return None
-	return (not m.group(1), int(m.group(2)), int(m.group(3) or 1),
-		int(m.group(4)) if m.group(4) else None)
 
 
 def deferred_table(boots):
@@ -345,12 +223,11 @@ def deferred_table(boots):
 			     ratio(unpatched, ms) if patched else '-', ','.join(used)))
 		if unpatched and patched and not knob:
 			summary.append((f'{vcpus} vCPU(s), {smt} per core, ktask vs padata',
-					statistics.median(ms) / statistics.median(unpatched)))
+					median(ms) / median(unpatched)))
 		serial = base.get((1, 1))
 		if serial and patched and knob == 1:
 			summary.append((f'{vcpus} vCPU(s), ktask.max_threads=1 vs the serial '
-					'baseline (unpatched, 1 vCPU)',
-					statistics.median(ms) / statistics.median(serial)))
+					'baseline (unpatched, 1 vCPU)', median(ms) / median(serial)))
 	out.extend(table(rows))
 	out.append('targets (reported, not asserted):')
 	for what, rel in summary:
@@ -359,77 +236,32 @@ def deferred_table(boots):
 	return out
 
 
-CSV_COLUMNS = ('log', 'label', 'kind', 'name', 'threads', 'lending', 'used',
-	       'wall_ns', 'cpu_ns', 'job_cpu_ns', 'bytes', 'units', 'node', 'ms',
-	       'hogs', 'hog_base', 'hog_during')
-
-
-def csv_rows(logs):
-	"""One row per measurement of every log, in CSV_COLUMNS order."""
-	for path, _, machine, results, _ in logs:
-		for run in results:
-			row = dict(run, log=os.path.basename(path),
-				   label=machine.get('label', 'patched'),
-				   name=run.get('job') or run.get('bench') or run.get('load') or
-				   ('deferred_init' if run['kind'] == 'deferred' else ''))
-			boot = deferred_boot(row['label']) if run['kind'] == 'deferred' else None
-			if boot:
-				row['threads'] = boot[3] or boot[1]
-			yield [row.get(col, '') for col in CSV_COLUMNS]
-
-
-def write_outputs(out_dir, logs, text):
-	"""build/report/report.md (the tables) and results.csv (every run,
-	the machine in '#' lines first); returns their paths."""
-	os.makedirs(out_dir, exist_ok=True)
-	md = os.path.join(out_dir, 'report.md')
-	with open(md, 'w', encoding='utf-8') as f:
-		f.write('# ktask: make run\n\n```\n' + text + '```\n')
-	path = os.path.join(out_dir, 'results.csv')
-	machine = logs[0][2]
-	buf = io.StringIO()
-	for key in ('host_cpu', 'host_cpus', 'accel', 'qemu_vcpus', 'qemu_mem',
-		    'qemu_nodes', 'kernel', 'mem_kb'):
-		buf.write(f'# {key}={machine.get(key, "?")}\n')
-	writer = csv.writer(buf)
-	writer.writerow(CSV_COLUMNS)
-	writer.writerows(csv_rows(logs))
-	with open(path, 'w', encoding='utf-8') as f:
-		f.write(buf.getvalue())
-	return md, path
-
-
 def tables(logs):
 	"""The report's lines: the first log's machine and tables, then the
 	mm and deferred init tables of all the logs."""
-	_, _, machine, results, errors = logs[0]
+	_, _, machine, results, _ = logs[0]
 	out = [header(machine)]
 	bench = [r for r in results if r['kind'] == 'bench']
-	jobs = []
-	for run in bench:
-		if run['job'] not in jobs:
-			jobs.append(run['job'])
-	for job in jobs:
+	for job in unique(r['job'] for r in bench):
 		out += [''] + job_table(job, [r for r in bench if r['job'] == job])
 	contention = [r for r in results if r['kind'] == 'contention']
 	if contention:
 		out += [''] + contention_tables(contention)
-	mm, boots = [], []
-	for _, _, log_machine, log_results, log_errors in logs:
-		label = log_machine.get('label', 'patched')
-		for run in log_results:
-			if run['kind'] == 'mm':
-				run['label'] = label
-				mm.append(run)
-		times = [int(r['ms']) for r in log_results if r['kind'] == 'deferred']
-		if times and log_machine.get('qemu_nodes') == '1':
-			boots.append((log_machine, times))
-		errors += [e for e in log_errors if e not in errors]
+	mm, boots, errors = collect(logs)
 	if mm:
 		out += [''] + mm_tables(mm)
 	if boots:
 		out += [''] + deferred_table(boots)
 	return out + [f'guest: {err}' for err in errors]
+
+
+def write_report(out_dir, text):
+	"""build/report/report.md: the tables, as printed; returns its path."""
+	os.makedirs(out_dir, exist_ok=True)
+	md = os.path.join(out_dir, 'report.md')
+	with open(md, 'w', encoding='utf-8') as f:
+		f.write('# ktask: make run\n\n```\n' + text + '```\n')
+	return md
 
 
 def main():
@@ -453,7 +285,8 @@ def main():
 		for line in lines[-30:]:
 			print(f'  | {line}', file=sys.stderr)
 		return 1
-	md, csv_path = write_outputs(os.path.join(top, 'build/report'), logs, text)
+	out_dir = os.path.join(top, 'build/report')
+	md, csv_path = write_report(out_dir, text), write_csv(out_dir, logs)
 	print(f'\nwritten: {os.path.relpath(md)}, {os.path.relpath(csv_path)}')
 	# The speedup plots (PNG, next to results.csv) from what was written.
 	subprocess.run([sys.executable, os.path.join(top, 'scripts/plot.py'), csv_path],

@@ -8,6 +8,8 @@
 #
 #   checkpatch  scripts/checkpatch.pl --strict, one check per patch
 #   kernel-doc  scripts/kernel-doc -none, one check per file the series adds
+#   layers      guest/ includes only downward, no suite calls another
+#               (scripts/guest_layers.py)
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
@@ -21,7 +23,9 @@
 #               (helpers in its process, its affinity, its cgroup's
 #               cpu.max, the mm and VFIO callers), allocations failing
 #               under ktask (fault injection), then a kmemleak scan; one
-#               check per test; then a serial boot (ktask.max_threads=1)
+#               check per test of its KTAP (guest/ktap.c, read by kunit.py
+#               parse: a test the guest did not get to fails, as a
+#               crashed one); then a serial boot (ktask.max_threads=1)
 #               that must leave the same memory, and a boot with a
 #               memoryless node whose boot-time 1 GiB pages must all be
 #               gathered
@@ -65,7 +69,7 @@ set -eu
 # The suite of the series (KUNITCONFIG= runs another, e.g. lib/kunit)
 # and the Kconfig options every run adds.
 kunitconfig=${KUNITCONFIG:-lib/test_ktask.kunitconfig}
-qemu_config=$top/configs/kunit-qemu.config
+qemu_kunitconfig=$top/configs/kunit-qemu.config
 debug_config=$top/configs/debug.config
 kcsan_config=$top/configs/kcsan.config
 
@@ -111,11 +115,6 @@ check_kernel_doc() {
 	done
 }
 
-# The KUnit guest: 2 NUMA nodes of 2 vCPUs.
-numa_topology="-smp 4,sockets=2,cores=2,threads=1 -m 2048
-	-object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
-	-numa node,nodeid=0,cpus=0-1,memdev=m0 -numa node,nodeid=1,cpus=2-3,memdev=m1"
-
 # Rebuild the objects of the .c files the series touches with W=1, in the
 # KUnit build; files that configuration does not build are skipped.
 check_w1() {
@@ -142,7 +141,7 @@ check_w1() {
 # The suite on the KCSAN kernel; a race in ktask's code fails.
 run_kcsan() {
 	timed "kunit, KCSAN" run_kunit kcsan "$build/kunit-kcsan" run \
-		"$numa_topology" --jobs=2 --kunitconfig="$kcsan_config"
+		numa --jobs=2 --kunitconfig="$kcsan_config"
 	[ -z "$kernel_built" ] ||
 		check_splats "kunit (kcsan): data races in ktask" --kcsan \
 			"$build/kunit-kcsan-console.log"
@@ -202,12 +201,13 @@ if [ "$tier" = kcsan ] || [ "$tier" = kselftest ]; then
 fi
 timed checkpatch check_patches
 timed kernel-doc check_kernel_doc
-timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run "$numa_topology" \
+check_guest_layers
+timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run numa \
 	--jobs=2 --kunitconfig="$debug_config"
 debug_built=$kernel_built
 if [ -n "$debug_built" ]; then
 	check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
-	run_kunit smt "$build/kunit" exec "-smp 4,sockets=1,cores=2,threads=2 -m 1024" \
+	run_kunit smt "$build/kunit" exec smt \
 		'ktask.ktask_test_*per_core'
 	check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
 	timed "guest tests" run_guest_tests
@@ -221,7 +221,7 @@ fi
 timed matrix summed matrix "$build/matrix.log" 3600 "$top/scripts/matrix.sh"
 if [ "$tier" = gauntlet ]; then
 	timed "kunit, CONFIG_KTASK=n" run_kunit serial "$build/kunit-serial" run \
-		"$numa_topology" --jobs=2 --kconfig_add CONFIG_KTASK=n
+		numa --jobs=2 --kconfig_add CONFIG_KTASK=n
 	serial_built=$kernel_built
 	[ -z "$serial_built" ] ||
 		check_splats "kunit (serial): kernel reports" "$build/kunit-serial-console.log"

@@ -60,7 +60,10 @@ apply_series() {
 		if ! out=$(git -C "$tree" am -q --keep-cr "$top/patches/$p" 2>&1); then
 			printf '%s\n' "$out" >&2
 			git -C "$tree" am --abort 2>/dev/null || true
-			die "$p does not apply to $(git -C "$tree" log -1 --format=%s baseline); the hunk named above failed"
+			die "$p does not apply to $(git -C "$tree" log -1 --format=%s baseline); the hunk named above failed.
+  The series was verified on $source_pkg ${verified:-?}; this host has $installed.
+  Install that version if Debian still has it (apt-get install $source_pkg=${verified:-VERSION},
+  then rm -rf build/linux and make tree), or rebase the series onto this one (README: Hacking on the series)"
 		fi
 	done
 	git -C "$tree" rev-parse HEAD >"$stamp"

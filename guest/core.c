@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The core's tests that KUnit cannot do because they need a user task as
+ * the caller, whose helpers are threads of its own process: helpers in
+ * the process, its affinity, ktask.max_threads, the trace events and its
+ * cgroup's cpu.max, each on the self-benchmark's cpu job.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib.h"
+#include "suites.h"
+
+#define CG		CGROOT "/ktask"
+#define QUOTA_PCT	20	/* cpu.max of the test cgroup: 20% of a CPU */
+
+static int bench_or_report(const char *name, int threads,
+			   struct bench_result *res)
+{
+	int ret = bench_run("cpu", threads, res);
+
+	if (ret)
+		report(0, name, "the benchmark failed: %s", strerror(-ret));
+	return !ret;
+}
+
+/*
+ * A user task's job uses helpers, at least one thread per vCPU up to 4
+ * and at most one per vCPU (with more vCPUs, how many get a chunk before
+ * the job runs out depends on timing), and its CPU time includes theirs.
+ * A helper whose vCPU the host did not run for the whole job gets no
+ * chunk, so a job with too few threads is run again (retry_for_helpers()).
+ */
+struct helpers_run {
+	int			threads, want;
+	struct bench_result	res;
+};
+
+static int helpers_attempt(void *ctx)
+{
+	struct helpers_run *h = ctx;
+	int ret = bench_run("cpu", h->threads, &h->res);
+
+	return ret ? ret : h->res.used >= h->want;
+}
+
+static void test_helpers(int vcpus)
+{
+	struct helpers_run h = { .threads = vcpus, .want = vcpus < 4 ? vcpus : 4 };
+	int tries = retry_for_helpers("helpers", helpers_attempt, &h);
+
+	if (tries < 0) {
+		report(0, "helpers", "the benchmark failed: %s",
+		       strerror(-tries));
+		return;
+	}
+	report(h.res.used >= h.want && h.res.used <= vcpus &&
+	       h.res.job_cpu_ns >= h.res.cpu_ns, "helpers",
+	       "used=%d (want %d to %d, run %d) cpu_ns=%llu job_cpu_ns=%llu",
+	       h.res.used, h.want, vcpus, tries, h.res.cpu_ns,
+	       h.res.job_cpu_ns);
+}
+
+/* A caller pinned to one CPU gets no helper there or elsewhere. */
+static void pinned_child(int vcpus)
+{
+	struct bench_result res;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(vcpus - 1, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		report(0, "pinned", "sched_setaffinity: %s", strerror(errno));
+		return;
+	}
+	if (bench_or_report("pinned", vcpus, &res))
+		report(res.used == 1, "pinned", "used=%d (want 1) on CPU %d",
+		       res.used, vcpus - 1);
+}
+
+/* ktask.max_threads=1 makes every job serial. */
+static void test_knob(int vcpus)
+{
+	struct bench_result res;
+	int ok;
+
+	if (write_str(KNOB_THREADS, "1\n")) {
+		report(0, "max_threads_knob", "cannot write %s", KNOB_THREADS);
+		return;
+	}
+	ok = bench_or_report("max_threads_knob", vcpus, &res);
+	write_str(KNOB_THREADS, "0\n");
+	if (ok)
+		report(res.used == 1, "max_threads_knob", "used=%d (want 1)",
+		       res.used);
+}
+
+/*
+ * In a cgroup whose cpu.max is 20% of one CPU, the job's helpers are
+ * throttled with their caller and their time is counted there: the
+ * cgroup's usage covers the job's aggregate CPU time, and the job takes
+ * at least that time over the quota.  Helpers outside the cgroup (as
+ * workqueue helpers would be) would show as missing usage and a job
+ * finishing faster than its quota allows.  The job asks for at most 4
+ * threads: with many vCPUs under TCG, each thread's CPU time is mostly
+ * its vCPU waiting for a host CPU, and 5 times that at 20% takes hours.
+ */
+static void cgroup_child(int vcpus)
+{
+	int threads = vcpus < 4 ? vcpus : 4;
+	long long usage0, usage1, thr0, thr1;
+	struct bench_result res;
+	double usage_pct, min_wall_ns;
+
+	if (write_str(CG "/cgroup.procs", "0\n")) {
+		report(0, "cgroup_cpu_max", "cannot join %s: %s", CG,
+		       strerror(errno));
+		return;
+	}
+	usage0 = read_key(CG "/cpu.stat", "usage_usec", ' ');
+	thr0 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
+	if (!bench_or_report("cgroup_cpu_max", threads, &res))
+		return;
+	usage1 = read_key(CG "/cpu.stat", "usage_usec", ' ');
+	thr1 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
+	usage_pct = (usage1 - usage0) * 1000.0 * 100 / res.job_cpu_ns;
+	min_wall_ns = 0.8 * res.job_cpu_ns * 100 / QUOTA_PCT;
+	report(res.used == threads && usage_pct >= 90 &&
+	       thr1 > thr0 && res.wall_ns >= min_wall_ns, "cgroup_cpu_max",
+	       "used=%d cgroup usage %.0f%% of the job's CPU time %llu ns, throttled %lld times, wall %llu ns (>= %.0f)",
+	       res.used, usage_pct, res.job_cpu_ns, thr1 - thr0,
+	       res.wall_ns, min_wall_ns);
+}
+
+static int cgroup_setup(void)
+{
+	char quota[32];
+	int ret = cgroup_make("cpu", CG);
+
+	if (ret)
+		return ret;
+	snprintf(quota, sizeof(quota), "%d 100000\n", QUOTA_PCT * 1000);
+	return write_str(CG "/cpu.max", quota);
+}
+
+/* The trace events of a job reach tracefs. */
+static void test_trace_events(int vcpus)
+{
+	static const char *const events[] = {
+		"ktask_job_start:", "ktask_helper_end:", "ktask_job_end:",
+	};
+	char line[512];
+	int found[3] = { 0 }, i;
+	struct bench_result res;
+	FILE *f;
+
+	if (write_str("/sys/kernel/tracing/events/ktask/enable", "1\n")) {
+		report(0, "trace_events", "cannot enable events/ktask: %s",
+		       strerror(errno));
+		return;
+	}
+	trace_clear();
+	if (!bench_or_report("trace_events", vcpus, &res))
+		return;
+	write_str("/sys/kernel/tracing/events/ktask/enable", "0\n");
+	f = fopen("/sys/kernel/tracing/trace", "r");
+	while (f && fgets(line, sizeof(line), f))
+		for (i = 0; i < 3; i++)
+			found[i] += strstr(line, events[i]) &&
+				    strstr(line, "ktask_bench_cpu_chunk");
+	if (f)
+		fclose(f);
+	/* Every helper started has an end event, even one that ran no chunk. */
+	report(found[0] == 1 && found[1] >= res.used - 1 && found[2] == 1,
+	       "trace_events", "job_start=%d helper_end=%d (want >= %d) job_end=%d",
+	       found[0], found[1], res.used - 1, found[2]);
+}
+
+/* The core's tests from a user task, each one result. */
+static const char *const pinned_test[] = { "pinned", NULL };
+static const char *const cgroup_test[] = { "cgroup_cpu_max", NULL };
+
+void run_core_tests(const struct boot *b)
+{
+	int vcpus = b->vcpus;
+	int ret;
+
+	ktap_plan(5);
+	test_helpers(vcpus);
+	in_child(pinned_child, vcpus, pinned_test);
+	test_knob(vcpus);
+	test_trace_events(vcpus);
+	ret = cgroup_setup();
+	if (ret)
+		report(0, "cgroup_cpu_max", "cannot set up %s: %s", CG,
+		       strerror(-ret));
+	else
+		in_child(cgroup_child, vcpus, cgroup_test);
+}

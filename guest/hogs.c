@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0
+/* CPU hogs (hogs.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib.h"
+#include "hogs.h"
+
+/* Map @h's counters, which its hogs write: 0 or -errno. */
+int hogs_init(struct hogs *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->counters = mmap(NULL, MAX_HOGS * sizeof(*h->counters),
+			   PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			   -1, 0);
+	if (h->counters == MAP_FAILED) {
+		h->counters = NULL;
+		return -errno;
+	}
+	return 0;
+}
+
+void hogs_exit(struct hogs *h)
+{
+	hogs_stop(h);
+	munmap(h->counters, MAX_HOGS * sizeof(*h->counters));
+	h->counters = NULL;
+}
+
+static void hog(volatile unsigned long *count, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	for (;;)
+		(*count)++;
+}
+
+/* Start @nr hogs on the last @nr vCPUs; 0 or -errno. */
+int hogs_start(struct hogs *h, int nr, int vcpus)
+{
+	int i;
+
+	h->nr = 0;
+	for (i = 0; i < nr && i < MAX_HOGS; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return -errno;
+		if (!pid)
+			hog(&h->counters[i].count, vcpus - 1 - i);
+		h->pids[h->nr++] = pid;
+	}
+	return 0;
+}
+
+void hogs_stop(struct hogs *h)
+{
+	int i;
+
+	for (i = 0; i < h->nr; i++) {
+		kill(h->pids[i], SIGKILL);
+		waitpid(h->pids[i], NULL, 0);
+	}
+	h->nr = 0;
+}
+
+unsigned long long hogs_count(struct hogs *h)
+{
+	unsigned long long sum = 0;
+	int i;
+
+	for (i = 0; i < h->nr; i++)
+		sum += h->counters[i].count;
+	return sum;
+}
+
+/* The hogs' summed rate over the next @ns nanoseconds, per microsecond. */
+double hogs_rate(struct hogs *h, unsigned long long ns)
+{
+	unsigned long long c0 = hogs_count(h), t0 = now_ns(), t1;
+	struct timespec ts = { ns / 1000000000ULL, ns % 1000000000ULL };
+
+	nanosleep(&ts, NULL);
+	t1 = now_ns();
+	return (hogs_count(h) - c0) * 1000.0 / (t1 - t0);
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The bottom layer of the guest's PID 1, which every other file may use
+ * and which uses none of them: sys.c (file, sysfs and trace I/O, ktask's
+ * knob and self-benchmark, children and cgroups) and ktap.c (the test
+ * results).  Above it: hogs.c, huge.c (the hugetlb pools and callers),
+ * vfio_dev.c (the VFIO device) and placement.c (where a caller's memory
+ * lands); then the suites (suites.h), one file each; init.c on top runs
+ * the suites a boot asks for.  A file includes only the headers of the
+ * layers below its own.
+ */
+#ifndef KTASK_GUEST_LIB_H
+#define KTASK_GUEST_LIB_H
+
+#include <stddef.h>
+
+#define BENCH		"/sys/kernel/debug/ktask/bench"
+#define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
+#define KNOB_LENDING	"/sys/module/ktask/parameters/priority_lending"
+#define CGROOT		"/sys/fs/cgroup"
+#define TRACE		"/sys/kernel/tracing/"
+#define HELPER_END	TRACE "events/ktask/ktask_helper_end/enable"
+/*
+ * Runs of a test that wants a helper to have taken a chunk, before it
+ * fails: a helper whose vCPU the host does not run in time gets none.
+ */
+#define HELPER_TRIES	3
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The ktask_helper_end events of one thread function, from the trace. */
+struct helpers_seen {
+	int	helpers;	/* events */
+	int	on_node;	/* of those, bound to the node asked about */
+	int	unbound;	/* of those, bound to none */
+	int	chunks;		/* the helpers took */
+};
+
+/* One run of the self-benchmark, as /sys/kernel/debug/ktask/bench says. */
+struct bench_result {
+	char			line[256];	/* the whole result line */
+	int			used;		/* threads that ran a chunk */
+	unsigned long long	wall_ns;
+	unsigned long long	cpu_ns;		/* in thread functions */
+	unsigned long long	job_cpu_ns;	/* all of the job's threads */
+	unsigned long long	sum;		/* the cpu job's, 0 if none */
+};
+
+/* sys.c */
+int write_str(const char *path, const char *s);
+int read_line(const char *path, char *buf, size_t size);
+long long read_key(const char *path, const char *key, char sep);
+unsigned long long now_ns(void);
+int count_nodes(void);
+int ksym_range(const char *name, unsigned long long *start,
+	       unsigned long long *end);
+int trace_clear(void);
+void trace_start(void);
+int trace_threads(const char *match);
+void trace_helpers(const char *func, int nid, struct helpers_seen *seen);
+int ktask_threads_set(int threads);
+int bench_run(const char *job, int threads, struct bench_result *res);
+void in_child(void (*fn)(int), int arg, const char *const *names);
+int cgroup_make(const char *controller, const char *dir);
+int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx);
+
+/*
+ * ktap.c: the boot's results.  init.c starts the output and a suite per
+ * entry of its table; a suite plans its tests first (ktap_plan()), then
+ * reports each exactly once: ok or not (report()), skipped
+ * (report_skip()), or, when a setup they share failed, all of a list
+ * (report_setup_failed()).
+ */
+int ktap_start(int suites);
+void ktap_suite_begin(const char *name);
+void ktap_plan(int tests);
+void ktap_suite_end(const char *name);
+int ktap_reported(void);
+void ktap_end(void);
+void report(int ok, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void report_skip(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void report_setup_failed(const char *const *names, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ktap_diag(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The mm benchmark (mode "mm"): ktask's callers timed from user space,
+ * one line per run, for scripts/report.py:
+ *
+ *	ktask-mm: bench=falloc threads=2 used=2 bytes=4294967296 wall_ns=...
+ *
+ * fallocate() of most of the 2 MiB pool and the first touch of a 1 GiB
+ * page (huge.c); VFIO_IOMMU_MAP_DMA of fresh anonymous memory, which the
+ * pinning faults in and zeroes (a VM's RAM that its VMM has not touched),
+ * of memory populated once per boot, which it only pins and maps
+ * (vfio_map_warm), and a smaller fresh map with a CPU hog on every vCPU
+ * (vfio_map_busy) (vfio_dev.c); and memset() of private memory by as many
+ * threads: the rate the guest can write memory at, against which the
+ * others are read.  On a kernel without ktask (the unpatched one) only 1
+ * thread runs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "lib.h"
+#include "hogs.h"
+#include "huge.h"
+#include "suites.h"
+#include "vfio_dev.h"
+
+#define MEMSET_BYTES	(256UL << 20)	/* per thread */
+#define MEMSET_PASSES	1
+#define BENCH_FRESH	SZ_1G		/* the VFIO maps */
+#define BENCH_WARM	(4 * SZ_1G)
+#define BENCH_BUSY	(512UL << 20)
+
+/* Hogs on every vCPU while a "busy" case runs. */
+static struct hogs busy;
+
+static void *memset_thread(void *arg)
+{
+	int pass;
+
+	for (pass = 0; pass < MEMSET_PASSES; pass++)
+		memset(arg, pass, MEMSET_BYTES);
+	return NULL;
+}
+
+/* @threads threads memset() their own, already faulted, memory. */
+static void bench_memset(int threads)
+{
+	pthread_t tid[64];
+	void *buf[64];
+	long long t0, wall;
+	int i, n = 0;
+
+	for (i = 0; i < threads && i < 64; i++) {
+		buf[i] = mmap(NULL, MEMSET_BYTES, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (buf[i] == MAP_FAILED)
+			break;
+	}
+	threads = i;
+	t0 = now_ns();
+	for (i = 0; i < threads; i++)
+		n += !pthread_create(&tid[i], NULL, memset_thread, buf[i]);
+	for (i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	wall = now_ns() - t0;
+	for (i = 0; i < threads; i++)
+		munmap(buf[i], MEMSET_BYTES);
+	if (n == threads && n)
+		printf("ktask-mm: bench=memset threads=%d used=%d bytes=%lu wall_ns=%lld\n",
+		       threads, n, n * MEMSET_BYTES * MEMSET_PASSES, wall);
+	else
+		printf("ktask-mm: error bench=memset threads=%d\n", threads);
+}
+
+/* fallocate() of @pages 2 MiB pages, at ktask.max_threads=@threads. */
+static void bench_falloc(int threads, long pages, int patched)
+{
+	const char *dir = huge_mount(SZ_2M);
+	struct falloc_result r;
+
+	if (!dir || falloc_run(dir, SZ_2M, pages * SZ_2M,
+			       patched ? threads : -1, 0, 0, &r) || r.err) {
+		printf("ktask-mm: error bench=falloc threads=%d errno=%d\n",
+		       threads, errno);
+		return;
+	}
+	printf("ktask-mm: bench=falloc threads=%d used=%d bytes=%lu wall_ns=%lld\n",
+	       threads, patched ? r.threads : 1, pages * SZ_2M, r.wall_ns);
+}
+
+/* The first touch of a 1 GiB page, which zeroes it in the fault. */
+static void bench_touch(int threads, int patched)
+{
+	const char *dir = huge_mount(SZ_1G);
+	long long wall;
+	int used;
+
+	if (patched)
+		ktask_threads_set(threads);
+	if (!dir || touch_gigantic(dir, 0, &used, &wall, NULL) < 0) {
+		printf("ktask-mm: error bench=touch_1g threads=%d errno=%d\n",
+		       threads, errno);
+		return;
+	}
+	printf("ktask-mm: bench=touch_1g threads=%d used=%d bytes=%lu wall_ns=%lld\n",
+	       threads, patched ? used : 1, SZ_1G, wall);
+}
+
+/*
+ * One map of @size bytes of @buf at ktask.max_threads @threads
+ * (unpatched: the serial kernel), and its unmap, as benchmark @name.
+ */
+static void bench_map(const char *name, unsigned char *buf,
+		      unsigned long size, int threads, int patched)
+{
+	struct map_result r;
+
+	if (!buf || map_run(buf, size, patched ? threads : -1, 0, NULL, &r) ||
+	    r.err || r.unmapped != (long long)size) {
+		printf("ktask-mm: error bench=%s threads=%d errno=%d\n", name,
+		       threads, buf ? r.err : errno);
+		return;
+	}
+	printf("ktask-mm: bench=%s threads=%d used=%d bytes=%lu wall_ns=%lld unmap_ns=%lld\n",
+	       name, threads, patched ? r.threads : 1, size, r.wall_ns,
+	       r.unmap_ns);
+}
+
+/* bench_map() of @size bytes of fresh anonymous memory. */
+static void bench_fresh(const char *name, unsigned long size, int threads,
+			int patched)
+{
+	unsigned char *fresh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	bench_map(name, fresh == MAP_FAILED ? NULL : fresh, size, threads,
+		  patched);
+	if (fresh != MAP_FAILED)
+		munmap(fresh, size);
+}
+
+static void bench_vfio_map(int threads, int patched)
+{
+	static unsigned char *warm;
+
+	if (vfio_open()) {
+		printf("ktask-mm: error bench=vfio_map threads=%d no VFIO device\n",
+		       threads);
+		return;
+	}
+	bench_fresh("vfio_map", BENCH_FRESH, threads, patched);
+	if (!warm)
+		warm = tagged_buffer(BENCH_WARM);
+	bench_map("vfio_map_warm", warm, BENCH_WARM, threads, patched);
+}
+
+/*
+ * The fresh map again, smaller, with a CPU hog on every vCPU: the busy
+ * machine of the contention table, where a job must not take longer with
+ * helpers than alone.
+ */
+static void bench_vfio_map_busy(int threads, int patched, int vcpus)
+{
+	if (vfio_open() || (!busy.counters && hogs_init(&busy)) ||
+	    hogs_start(&busy, vcpus, vcpus)) {
+		printf("ktask-mm: error bench=vfio_map_busy threads=%d\n",
+		       threads);
+		hogs_stop(&busy);
+		return;
+	}
+	bench_fresh("vfio_map_busy", BENCH_BUSY, threads, patched);
+	hogs_stop(&busy);
+}
+
+/*
+ * The mm benchmark at each thread count (1 only without ktask), repeats
+ * outermost.  fallocate() takes the 2 MiB pool but 16 pages.
+ */
+void run_mm_bench(const struct boot *b)
+{
+	int patched = !access(KNOB_THREADS, W_OK);
+	struct pool p;
+	int r, i;
+
+	pool_read(SZ_1G, &p);
+	printf("ktask-mm: kernel=%s pool_1g=%lld", patched ? "patched" : "unpatched",
+	       p.free);
+	pool_read(SZ_2M, &p);
+	printf(" pool_2m=%lld\n", p.free);
+	for (r = 0; r < b->repeat; r++) {
+		for (i = 0; i < b->nthreads; i++) {
+			if (!patched && b->threads[i] != 1)
+				continue;
+			bench_memset(b->threads[i]);
+			if (p.free > 16)
+				bench_falloc(b->threads[i], p.free - 16, patched);
+			bench_touch(b->threads[i], patched);
+			bench_vfio_map(b->threads[i], patched);
+			bench_vfio_map_busy(b->threads[i], patched, b->vcpus);
+		}
+	}
+	if (patched)
+		ktask_threads_set(0);
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bottom of the guest: file and sysfs I/O, the trace, ktask's knob
+ * and self-benchmark, children and cgroups.  It calls nothing of the
+ * other files but ktap.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib.h"
+
+#define JOB_END		TRACE "events/ktask/ktask_job_end/enable"
+
+int count_nodes(void)
+{
+	glob_t g;
+	int n = 0;
+
+	if (!glob("/sys/devices/system/node/node[0-9]*", GLOB_ONLYDIR, NULL, &g))
+		n = g.gl_pathc;
+	globfree(&g);
+	return n;
+}
+
+int write_str(const char *path, const char *s)
+{
+	ssize_t len = strlen(s), ret;
+	int fd = open(path, O_WRONLY);
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, s, len);
+	if (ret < 0)
+		ret = -errno;
+	close(fd);
+	return ret < 0 ? ret : ret == len ? 0 : -EIO;
+}
+
+/* Empty the trace buffer: only an open with O_TRUNC does. */
+int trace_clear(void)
+{
+	int fd = open("/sys/kernel/tracing/trace", O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int read_line(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	if (len < 0)
+		len = -errno;
+	close(fd);
+	if (len < 0)
+		return len;
+	buf[len] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * The value after "key<sep>" in a file of such lines: /proc/meminfo
+ * ("MemTotal: 16377888 kB", sep ':'), cgroup cpu.stat ("usage_usec 12",
+ * sep ' ').  -1 if the file or the key is missing.
+ */
+long long read_key(const char *path, const char *key, char sep)
+{
+	char line[256];
+	long long value = -1;
+	size_t len = strlen(key);
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == sep) {
+			value = atoll(line + len + 1);
+			break;
+		}
+	fclose(f);
+	return value;
+}
+
+unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static unsigned long long field(const char *line, const char *key)
+{
+	const char *at = strstr(line, key);
+
+	return at ? strtoull(at + strlen(key), NULL, 10) : 0;
+}
+
+/*
+ * The code of the kernel's symbol @name, from its address in /proc/kallsyms
+ * to the next symbol's.  0 if found.
+ */
+int ksym_range(const char *name, unsigned long long *start,
+	       unsigned long long *end)
+{
+	unsigned long long addr, next = ~0ULL;
+	char line[512], sym[256], type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	*start = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    !strcmp(sym, name))
+			*start = addr;
+	if (f)
+		rewind(f);
+	while (f && *start && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, sym) == 3 &&
+		    addr > *start && addr < next)
+			next = addr;
+	if (f)
+		fclose(f);
+	*end = next;
+	return *start && next != ~0ULL ? 0 : -ENOENT;
+}
+
+/* Run one job of the self-benchmark; 0 or -errno. */
+int bench_run(const char *job, int threads, struct bench_result *res)
+{
+	const char *at;
+	char cmd[64];
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "%s %d\n", job, threads);
+	ret = write_str(BENCH, cmd);
+	if (!ret)
+		ret = read_line(BENCH, res->line, sizeof(res->line));
+	if (ret)
+		return ret;
+	res->used = field(res->line, " used=");
+	res->wall_ns = field(res->line, " wall_ns=");
+	res->cpu_ns = field(res->line, " cpu_ns=");
+	res->job_cpu_ns = field(res->line, " job_cpu_ns=");
+	at = strstr(res->line, " sum=");
+	res->sum = at ? strtoull(at + 5, NULL, 16) : 0;
+	return 0;
+}
+
+int ktask_threads_set(int threads)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%d\n", threads);
+	return write_str(KNOB_THREADS, buf);
+}
+
+/* Start recording ktask_job_end events, from an empty trace. */
+void trace_start(void)
+{
+	trace_clear();
+	write_str(JOB_END, "1\n");
+}
+
+/*
+ * Most threads a job used in the events recorded so far whose line has
+ * @match (the thread function, or the caller's name), or -1 if none has.
+ */
+int trace_threads(const char *match)
+{
+	char line[512], *at;
+	int max = -1;
+	FILE *f;
+
+	write_str(JOB_END, "0\n");
+	f = fopen(TRACE "trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "ktask_job_end:") || !strstr(line, match))
+			continue;
+		at = strstr(line, " threads=");
+		if (at && atoi(at + 9) > max)
+			max = atoi(at + 9);
+	}
+	if (f)
+		fclose(f);
+	return max;
+}
+
+/*
+ * Count the ktask_helper_end events of thread function @func recorded so
+ * far into @seen, with those bound to node @nid.
+ */
+void trace_helpers(const char *func, int nid, struct helpers_seen *seen)
+{
+	char line[512], *at;
+	FILE *f;
+	int bound;
+
+	memset(seen, 0, sizeof(*seen));
+	f = fopen(TRACE "trace", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "ktask_helper_end:") || !strstr(line, func) ||
+		    !(at = strstr(line, " nid=")))
+			continue;
+		bound = atoi(at + 5);
+		seen->helpers++;
+		seen->on_node += bound == nid;
+		seen->unbound += bound == -1;
+		at = strstr(line, " chunks=");
+		seen->chunks += at ? atoi(at + 8) : 0;
+	}
+	if (f)
+		fclose(f);
+}
+
+/*
+ * Run @fn in a child process and wait for it.  The child owes a result
+ * to each test of the NULL-ended @names, in order: those it did not
+ * report (it could not be forked, died or ended early) fail here, with
+ * why, rather than go missing from the plan unnamed.
+ */
+void in_child(void (*fn)(int), int arg, const char *const *names)
+{
+	int before = ktap_reported(), status = 0, got, i;
+	pid_t pid = fork();
+	char why[96];
+
+	if (!pid) {
+		fn(arg);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (pid < 0)
+		snprintf(why, sizeof(why), "fork: %s", strerror(errno));
+	else if (waitpid(pid, &status, 0) < 0)
+		snprintf(why, sizeof(why), "waitpid: %s", strerror(errno));
+	else if (WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "its child was killed by signal %d",
+			 WTERMSIG(status));
+	else
+		snprintf(why, sizeof(why), "its child exited with %d without a result",
+			 WEXITSTATUS(status));
+	got = ktap_reported() - before;
+	for (i = 0; names[i]; i++)
+		if (i >= got)
+			report(0, names[i], "%s", why);
+}
+
+/*
+ * Mount cgroup v2 on CGROOT (if it is not yet), give its children
+ * @controller and make the cgroup @dir; 0 or -errno.
+ */
+int cgroup_make(const char *controller, const char *dir)
+{
+	char enable[32];
+
+	snprintf(enable, sizeof(enable), "+%s\n", controller);
+	mkdir(CGROOT, 0755);
+	if (mount("cgroup2", CGROOT, "cgroup2", 0, NULL) && errno != EBUSY)
+		return -errno;
+	if (write_str(CGROOT "/cgroup.subtree_control", enable))
+		return -errno;
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Run @attempt(@ctx) until it returns 1 (a helper took part), an error
+ * (negative) or HELPER_TRIES runs: a helper whose vCPU the host does not
+ * run in time takes no chunk, and the job ends without it.  Each retry is
+ * a diagnostic line of @name's test ("retry: ..."), which the host
+ * counts.  Returns the runs made, or the error.
+ */
+int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx)
+{
+	int tries, ret;
+
+	for (tries = 1; ; tries++) {
+		ret = attempt(ctx);
+		if (ret < 0)
+			return ret;
+		if (ret > 0 || tries == HELPER_TRIES)
+			return tries;
+		ktap_diag("retry: %s: no helper took a chunk in run %d of %d",
+			  name, tries, HELPER_TRIES);
+	}
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Count the test cases of a kunit.py --json file (KUnit's or the guest's).
+
+Prints "PASSED FAILED SKIPPED" (a crashed case, one of a plan that has
+no result, counts as failed; so does a file that cannot be read), and
+each failed case on standard error.  scripts/checks.sh (count_json) and
+scale.py use it.
+
+usage: kunit_counts.py JSON
+"""
+
+import json
+import sys
+
+
+def counts(path, failures=None):
+	"""(passed, failed, skipped) of the cases in @path; failed names go
+	to the list @failures if given."""
+	tally = {'PASS': 0, 'FAIL': 0, 'SKIP': 0}
+
+	def walk(group):
+		for case in group.get('test_cases', []):
+			status = case.get('status', 'FAIL')
+			kind = status if status in ('PASS', 'SKIP') else 'FAIL'
+			tally[kind] += 1
+			if kind == 'FAIL' and failures is not None:
+				failures.append(f'{group.get("name")}.'
+						f'{case.get("name") or "(no result)"} {status}')
+		for sub in group.get('sub_groups', []):
+			walk(sub)
+	try:
+		with open(path, encoding='utf-8') as f:
+			walk(json.load(f))
+	except (OSError, ValueError):
+		tally['FAIL'] += 1
+		if failures is not None:
+			failures.append(f'{path}: no results')
+	return tally['PASS'], tally['FAIL'], tally['SKIP']
+
+
+def main():
+	if len(sys.argv) != 2:
+		print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+		return 2
+	failures = []
+	passed, failed, skipped = counts(sys.argv[1], failures)
+	for name in failures:
+		print(f'FAIL: kunit {name}', file=sys.stderr)
+	print(passed, failed, skipped)
+	return 0
+
+
+if __name__ == '__main__':
+	sys.exit(main())
