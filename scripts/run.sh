@@ -1,9 +1,9 @@
 #!/bin/sh
 # make run: build two small kernels from one configuration (allnoconfig +
-# configs/run.config): the patched series in build/run and unpatched
-# Debian 6.12 (the baseline tag, checked out in build/linux-baseline) in
-# build/run-baseline.  Boot them in QEMU with guest/ as PID 1 and print
-# what ktask buys (scripts/report.py):
+# configs/guest.config + run.config): the patched series in build/run and
+# unpatched Debian 6.12 (the baseline tag, checked out in
+# build/linux-baseline) in build/run-baseline.  Boot them in QEMU with
+# guest/ as PID 1 and print what ktask buys (scripts/report.py):
 #
 #   1. the patched kernel: the self-benchmark and the contention runs
 #      (console.log);
