@@ -48,7 +48,7 @@
 #include "suites.h"
 
 #define PREFIX		"ktask-bench: "
-#define MAX_SUITES	10	/* of a mode; the first empty entry ends them */
+#define MAX_SUITES	11	/* of a mode; the first empty entry ends them */
 
 /* A suite of a mode: of tests (KTAP) if it has a name, of data if not. */
 struct suite {
@@ -75,12 +75,15 @@ static const struct mode {
 		       { "kselftests", run_kselftests_quick },
 		       { "core", run_core_tests },
 		       { "faults", run_fault_tests },
+		       { "guarantees", run_guarantee_tests },
 		       { "leftovers", run_leftover_tests } } },
 	{ "falloc", 0, { { "hugetlbfs_falloc", run_falloc_tests },
 			 { "placement", run_falloc_placement },
 			 { "falloc_races", run_falloc_race_tests } } },
 	{ "placement", 0, { { "placement", run_falloc_placement } } },
 	{ "vfio", 0, { { "vfio", run_vfio_tests } } },
+	{ "guarantees", 0, { { "guarantees", run_guarantee_tests },
+			     { "leftovers", run_leftover_tests } } },
 	{ "faults", 1, { { "faults", run_fault_tests },
 			 { "leftovers", run_leftover_tests } } },
 	{ "kselftest", 0, { { "kselftests", run_kselftests_long },

@@ -39,7 +39,7 @@
 # "kselftest-compare": the selftests that fail on 6.12 as it is
 # (lib.sh: kselftests_compare) on both run kernels, which must end the
 # same (compare_kselftests);
-# "test,...", "meminfo", "faults", "falloc" and "vfio" boot
+# "test,...", "meminfo", "faults", "falloc", "vfio" and "guarantees" boot
 # build/kunit's kernel once, write build/run/MODE-console.log and print
 # no report),
 # CONSOLE (the console log's name in build/run for make test's boots,
@@ -93,7 +93,7 @@ kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|meminfo,*|faults|falloc|vfio|kselftest)
+test|test,*|meminfo|meminfo,*|faults|falloc|vfio|guarantees|kselftest)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What ktask promises a user task, checked from a real process: its
+ * cgroups bound all the work done for it, and when the syscall returns
+ * none of its helpers is left in its thread group.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hogs.h"
+#include "huge.h"
+#include "lib.h"
+#include "suites.h"
+#include "vfio_dev.h"
+
+#define TRIES		20
+/* Two chunks of KTASK_MEM_CHUNK (128 MiB): the caller and a helper. */
+#define LEFT_LEN	(256UL << 20)
+#define BOUND_CG	CGROOT "/ktask-bound"
+/* cpu.max: half a CPU. */
+#define BOUND_MAX	"50000 100000\n"
+/* Most CPU time the guest may spend per unit the cgroup is charged. */
+#define BOUND_RATIO	1.15
+
+/* One call that may run a job with helpers; 0 or -1 with errno set. */
+struct left_op {
+	const char	*name;
+	const char	*func;		/* its thread function, in the trace */
+	int		(*call)(void *ctx);
+	void		(*undo)(void *ctx);
+};
+
+struct left_ctx {
+	int		fd;		/* the hugetlbfs file */
+	unsigned char	*buf;		/* the VFIO map's buffer */
+};
+
+static int falloc_call(void *arg)
+{
+	struct left_ctx *c = arg;
+
+	return fallocate(c->fd, 0, 0, LEFT_LEN);
+}
+
+static void falloc_undo(void *arg)
+{
+	struct left_ctx *c = arg;
+
+	ftruncate(c->fd, 0);
+}
+
+static int map_call(void *arg)
+{
+	struct left_ctx *c = arg;
+	int err = dma_map(c->buf, IOVA_BASE, LEFT_LEN);
+
+	errno = -err;
+	return err ? -1 : 0;
+}
+
+static void map_undo(void *arg)
+{
+	dma_unmap(IOVA_BASE, LEFT_LEN);
+}
+
+static const struct left_op left_ops[] = {
+	{ "falloc", "hugetlbfs_falloc_chunk", falloc_call, falloc_undo },
+	{ "vfio_map", "vfio_pin_map_chunk", map_call, map_undo },
+};
+
+static const char *const left_names[] = {
+	"left_behind_falloc_idle", "left_behind_vfio_map_idle",
+	"left_behind_falloc_busy", "left_behind_vfio_map_busy", NULL,
+};
+
+/*
+ * TRIES calls, each followed at once by unshare(CLONE_VM | CLONE_SIGHAND),
+ * which fails with EINVAL while another thread is in the group or shares
+ * its signal handlers (and does nothing else), and a look at
+ * Threads: in /proc/self/status.  The calls must have used helpers:
+ * otherwise nothing was checked.
+ */
+static void left_behind(const struct left_op *op, struct left_ctx *c,
+			const char *name)
+{
+	int i, fails = 0, extra = 0, helped = 0, err = 0;
+	long long threads;
+
+	for (i = 0; i < TRIES; i++) {
+		trace_start();
+		if (op->call(c)) {
+			err = errno;
+			break;
+		}
+		fails += unshare(CLONE_VM | CLONE_SIGHAND) != 0;
+		threads = read_key("/proc/self/status", "Threads", ':');
+		extra += threads != 1;
+		helped += trace_threads(op->func) >= 2;
+		op->undo(c);
+	}
+	if (err) {
+		report(0, name, "try %d: %s", i + 1, strerror(err));
+		return;
+	}
+	report(!fails && !extra && helped, name,
+	       "%d calls, %d with helpers: unshare(CLONE_VM | CLONE_SIGHAND) failed %d times, Threads: was not 1 %d times",
+	       TRIES, helped, fails, extra);
+}
+
+static void left_behind_child(int vcpus)
+{
+	struct left_ctx c = { .fd = -1 };
+	char path[64];
+	struct hogs h;
+	size_t i;
+	int busy;
+
+	snprintf(path, sizeof(path), "%s/left", huge_mount(SZ_2M));
+	c.fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	c.buf = tagged_buffer(LEFT_LEN);
+	if (c.fd < 0 || !c.buf || (vfio.container < 0 && vfio_open()) ||
+	    hogs_init(&h)) {
+		report_setup_failed(left_names, "file, buffer, VFIO or hogs: %s",
+				    strerror(errno));
+		return;
+	}
+	for (busy = 0, i = 0; busy < 2; busy++) {
+		/* A nice-0 hog per vCPU: helpers at MAX_NICE hardly run. */
+		if (busy && hogs_start(&h, vcpus, vcpus)) {
+			report_setup_failed(left_names + i, "hogs: %s",
+					    strerror(errno));
+			return;
+		}
+		left_behind(&left_ops[0], &c, left_names[i++]);
+		left_behind(&left_ops[1], &c, left_names[i++]);
+	}
+	hogs_stop(&h);
+	hogs_exit(&h);
+	close(c.fd);
+	unlink(path);
+}
+
+/* Busy CPU time of the whole guest, from /proc/stat, in microseconds. */
+static long long guest_busy_us(void)
+{
+	unsigned long long v[8] = { 0 };
+	char line[256];
+	FILE *f = fopen("/proc/stat", "r");
+	int n = 0;
+
+	if (f && fgets(line, sizeof(line), f))
+		n = sscanf(line, "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+			   &v[7]);
+	if (f)
+		fclose(f);
+	if (n != 8)
+		return -1;
+	/* user nice system [idle iowait] irq softirq steal, in USER_HZ */
+	return (long long)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) *
+	       (1000000 / sysconf(_SC_CLK_TCK));
+}
+
+static int touch_1g_call(void)
+{
+	long long wall_ns;
+	int threads;
+
+	return touch_gigantic(huge_mount(SZ_1G), 0, &threads, &wall_ns,
+			      NULL) < 0 ? -1 : 0;
+}
+
+static int falloc_1g_call(void)
+{
+	char path[64];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/bound", huge_mount(SZ_1G));
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (fd < 0)
+		return -1;
+	ret = fallocate(fd, 0, 0, SZ_1G);
+	close(fd);
+	unlink(path);
+	return ret;
+}
+
+static const struct {
+	const char	*name;
+	int		(*call)(void);
+} bound_ops[] = {
+	{ "cgroup_bound_touch_1g", touch_1g_call },
+	{ "cgroup_bound_falloc_1g", falloc_1g_call },
+};
+
+static const char *const bound_names[] = {
+	"cgroup_bound_touch_1g", "cgroup_bound_falloc_1g", NULL,
+};
+
+/*
+ * Inside a cgroup at cpu.max 50%, a call that zeroes a 1 GiB page: the
+ * CPU time the whole guest spent meanwhile is no more than BOUND_RATIO
+ * times what the cgroup was charged.  A helper outside the cgroup (a
+ * root-cgroup worker) would spend CPU time the cgroup is not charged.
+ */
+static void bound_child(int unused)
+{
+	long long busy, usage;
+	char pid[32];
+	size_t i;
+	int err;
+
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (cgroup_make("cpu", BOUND_CG) ||
+	    write_str(BOUND_CG "/cpu.max", BOUND_MAX) ||
+	    write_str(BOUND_CG "/cgroup.procs", pid)) {
+		report_setup_failed(bound_names, "cgroup %s: %s", BOUND_CG,
+				    strerror(errno));
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(bound_ops); i++) {
+		busy = guest_busy_us();
+		usage = read_key(BOUND_CG "/cpu.stat", "usage_usec", ' ');
+		err = bound_ops[i].call() ? errno : 0;
+		busy = guest_busy_us() - busy;
+		usage = read_key(BOUND_CG "/cpu.stat", "usage_usec", ' ') -
+			usage;
+		if (err || usage <= 0 || busy < 0) {
+			report(0, bound_ops[i].name, "call: %s, usage %lld us",
+			       strerror(err), usage);
+			continue;
+		}
+		report(busy <= BOUND_RATIO * usage, bound_ops[i].name,
+		       "guest busy %lld us, cgroup charged %lld us: %.2f (most %.2f)",
+		       busy, usage, (double)busy / usage, BOUND_RATIO);
+	}
+}
+
+void run_guarantee_tests(const struct boot *b)
+{
+	ktap_plan(ARRAY_SIZE(left_names) - 1 + ARRAY_SIZE(bound_names) - 1);
+	ktask_threads_set(0);
+	in_child(left_behind_child, b->vcpus, left_names);
+	in_child(bound_child, 0, bound_names);
+	rmdir(BOUND_CG);
+}
