@@ -132,6 +132,19 @@ count_ktap() {
 	fi
 }
 
+# check_preempt NAME CONSOLE MODEL: the boot ran in preemption model
+# MODEL, as the kernel printed it (configs/debug.config has
+# PREEMPT_DYNAMIC): a boot that lost its preempt= fails, not passes in
+# another model unseen.
+check_preempt() {
+	line=$(grep -a -m1 'Dynamic Preempt:' "$2" | tr -d '\r') || true
+	if [ "${line##*: }" = "$3" ]; then
+		pass
+	else
+		fail "$1: not booted with preempt=$3 (${line:-no "Dynamic Preempt" line in ${2##*/}})"
+	fi
+}
+
 # check_splats NAME [--kcsan] LOG...: one check, which fails if the
 # kernel reported a bug in LOG (scripts/splat.py); the reports are printed.
 check_splats() {

@@ -13,11 +13,14 @@
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
-#               fault injection, hung task and soft lockup detectors); its
-#               stress case runs thousands of random jobs from 4 threads
-#               while a CPU goes on and off
+#               fault injection, hung task and soft lockup detectors)
+#               booted with preempt=full, so that a task can be preempted
+#               anywhere preemption is on (one more check: the console
+#               says so); its stress case runs thousands of random jobs
+#               from 4 threads while a CPU goes on and off
 #   smt         the same kernel booted with 2 cores of 2 SMT threads, for
-#               the case that needs SMT (one thread per core)
+#               the case that needs SMT (one thread per core), in the
+#               kernel's own preemption model (none), as the guest boots
 #   guest       the same kernel booted again, its tests off, with guest/
 #               as PID 1 in test mode: what needs a user task as the caller
 #               (helpers in its process, its affinity, its cgroup's
@@ -203,10 +206,11 @@ timed checkpatch check_patches
 timed kernel-doc check_kernel_doc
 check_guest_layers
 timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run numa \
-	--jobs=2 --kunitconfig="$debug_config"
+	--jobs=2 --kunitconfig="$debug_config" --kernel_args preempt=full
 debug_built=$kernel_built
 if [ -n "$debug_built" ]; then
 	check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
+	check_preempt "kunit (ktask)" "$build/kunit-console.log" full
 	run_kunit smt "$build/kunit" exec smt \
 		'ktask.ktask_test_*per_core'
 	check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
