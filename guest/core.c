@@ -17,7 +17,6 @@
 #include "suites.h"
 
 #define CG		CGROOT "/ktask"
-#define QUOTA_PCT	20	/* cpu.max of the test cgroup: 20% of a CPU */
 
 static int bench_or_report(const char *name, int threads,
 			   struct bench_result *res)
@@ -100,28 +99,51 @@ static void test_knob(int vcpus)
 		       res.used);
 }
 
+/* Join the test cgroup, at cpu.max @pct% of a CPU; 0, or -1 reported. */
+static int cgroup_join(const char *name, int pct)
+{
+	char quota[32];
+	int ret = cgroup_make("cpu", CG);
+
+	snprintf(quota, sizeof(quota), "%d 100000\n", pct * 1000);
+	if (!ret && (write_str(CG "/cpu.max", quota) ||
+		     write_str(CG "/cgroup.procs", "0\n")))
+		ret = -errno;
+	if (ret)
+		report(0, name, "cannot join %s at %d%%: %s", CG, pct,
+		       strerror(-ret));
+	return ret;
+}
+
 /*
- * In a cgroup whose cpu.max is 20% of one CPU, the job's helpers are
- * throttled with their caller and their time is counted there: the
- * cgroup's usage covers the job's aggregate CPU time, and the job takes
- * at least that time over the quota.  Helpers outside the cgroup (as
- * workqueue helpers would be) would show as missing usage and a job
- * finishing faster than its quota allows.  The job asks for at most 4
- * threads: with many vCPUs under TCG, each thread's CPU time is mostly
- * its vCPU waiting for a host CPU, and 5 times that at 20% takes hours.
+ * Threads of a job in the cgroup: at most 2, at a quota of 150% that two
+ * threads exceed in every period.  With many vCPUs under TCG, each
+ * thread's CPU time is mostly its vCPU waiting for a host CPU, and that
+ * many times over the quota takes hours.
+ */
+static int cgroup_threads(int vcpus)
+{
+	return vcpus < 2 ? vcpus : 2;
+}
+
+/*
+ * In a cgroup whose cpu.max is half a CPU short of the job's threads, so
+ * that it gets them all, the job's helpers are throttled with their
+ * caller and their time is counted there: the cgroup's usage covers the
+ * job's aggregate CPU time, and the job takes at least that time over the
+ * quota.  Helpers outside the cgroup (as workqueue helpers would be)
+ * would show as missing usage and a job finishing faster than its quota
+ * allows.
  */
 static void cgroup_child(int vcpus)
 {
-	int threads = vcpus < 4 ? vcpus : 4;
+	int threads = cgroup_threads(vcpus), pct = threads * 100 - 50;
 	long long usage0, usage1, thr0, thr1;
 	struct bench_result res;
 	double usage_pct, min_wall_ns;
 
-	if (write_str(CG "/cgroup.procs", "0\n")) {
-		report(0, "cgroup_cpu_max", "cannot join %s: %s", CG,
-		       strerror(errno));
+	if (cgroup_join("cgroup_cpu_max", pct))
 		return;
-	}
 	usage0 = read_key(CG "/cpu.stat", "usage_usec", ' ');
 	thr0 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
 	if (!bench_or_report("cgroup_cpu_max", threads, &res))
@@ -129,23 +151,31 @@ static void cgroup_child(int vcpus)
 	usage1 = read_key(CG "/cpu.stat", "usage_usec", ' ');
 	thr1 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
 	usage_pct = (usage1 - usage0) * 1000.0 * 100 / res.job_cpu_ns;
-	min_wall_ns = 0.8 * res.job_cpu_ns * 100 / QUOTA_PCT;
+	min_wall_ns = 0.8 * res.job_cpu_ns * 100 / pct;
 	report(res.used == threads && usage_pct >= 90 &&
-	       thr1 > thr0 && res.wall_ns >= min_wall_ns, "cgroup_cpu_max",
-	       "used=%d cgroup usage %.0f%% of the job's CPU time %llu ns, throttled %lld times, wall %llu ns (>= %.0f)",
-	       res.used, usage_pct, res.job_cpu_ns, thr1 - thr0,
+	       (threads == 1 || thr1 > thr0) && res.wall_ns >= min_wall_ns,
+	       "cgroup_cpu_max",
+	       "cpu.max %d%%: used=%d cgroup usage %.0f%% of the job's CPU time %llu ns, throttled %lld times, wall %llu ns (>= %.0f)",
+	       pct, res.used, usage_pct, res.job_cpu_ns, thr1 - thr0,
 	       res.wall_ns, min_wall_ns);
 }
 
-static int cgroup_setup(void)
+/*
+ * In a cgroup at cpu.max 20% of a CPU, a job runs alone: helpers would
+ * only take turns with their caller at the same quota, and add their
+ * cost to it.
+ */
+static void cgroup_serial_child(int vcpus)
 {
-	char quota[32];
-	int ret = cgroup_make("cpu", CG);
+	struct bench_result res;
 
-	if (ret)
-		return ret;
-	snprintf(quota, sizeof(quota), "%d 100000\n", QUOTA_PCT * 1000);
-	return write_str(CG "/cpu.max", quota);
+	if (cgroup_join("cgroup_cpu_max_serial", 20) ||
+	    !bench_or_report("cgroup_cpu_max_serial", cgroup_threads(vcpus),
+			     &res))
+		return;
+	report(res.used == 1, "cgroup_cpu_max_serial",
+	       "cpu.max 20%%: used=%d of %d threads asked for (want 1)",
+	       res.used, cgroup_threads(vcpus));
 }
 
 /* The trace events of a job reach tracefs. */
@@ -184,21 +214,18 @@ static void test_trace_events(int vcpus)
 /* The core's tests from a user task, each one result. */
 static const char *const pinned_test[] = { "pinned", NULL };
 static const char *const cgroup_test[] = { "cgroup_cpu_max", NULL };
+static const char *const serial_test[] = { "cgroup_cpu_max_serial", NULL };
 
 void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
-	int ret;
 
-	ktap_plan(5);
+	ktap_plan(6);
 	test_helpers(vcpus);
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
 	test_trace_events(vcpus);
-	ret = cgroup_setup();
-	if (ret)
-		report(0, "cgroup_cpu_max", "cannot set up %s: %s", CG,
-		       strerror(-ret));
-	else
-		in_child(cgroup_child, vcpus, cgroup_test);
+	in_child(cgroup_child, vcpus, cgroup_test);
+	in_child(cgroup_serial_child, vcpus, serial_test);
+	rmdir(CG);
 }

@@ -29,8 +29,12 @@
 /* Two chunks of KTASK_MEM_CHUNK (128 MiB): the caller and a helper. */
 #define LEFT_LEN	(256UL << 20)
 #define BOUND_CG	CGROOT "/ktask-bound"
-/* cpu.max: half a CPU. */
-#define BOUND_MAX	"50000 100000\n"
+/*
+ * cpu.max: one and a half CPUs, which two threads exceed; less than one
+ * CPU would make a job run alone (its helpers would only share the
+ * quota), and a helper that escapes the cgroup would go unseen.
+ */
+#define BOUND_MAX	"150000 100000\n"
 /* Most CPU time the guest may spend per unit the cgroup is charged. */
 #define BOUND_RATIO	1.15
 
@@ -90,26 +94,36 @@ static const char *const left_names[] = {
  * which fails with EINVAL while another thread is in the group or shares
  * its signal handlers (and does nothing else), and a look at
  * Threads: in /proc/self/status.  The calls must have used helpers:
- * otherwise nothing was checked.
+ * otherwise nothing was checked.  With @hogs, a nice-0 hog on each of
+ * @vcpus vCPUs from when the call has a helper to after the look: a job
+ * starts helpers only for idle CPUs, and these then hardly run.
  */
 static void left_behind(const struct left_op *op, struct left_ctx *c,
-			const char *name)
+			struct hogs *hogs, int vcpus, const char *name)
 {
 	int i, fails = 0, extra = 0, helped = 0, err = 0;
 	long long threads;
 
 	for (i = 0; i < TRIES; i++) {
 		trace_start();
+		if (hogs && hogs_start_with_threads(hogs, vcpus, vcpus, getpid())) {
+			err = errno;
+			break;
+		}
 		if (op->call(c)) {
 			err = errno;
 			break;
 		}
 		fails += unshare(CLONE_VM | CLONE_SIGHAND) != 0;
 		threads = read_key("/proc/self/status", "Threads", ':');
+		if (hogs)
+			hogs_stop(hogs);
 		extra += threads != 1;
 		helped += trace_threads(op->func) >= 2;
 		op->undo(c);
 	}
+	if (hogs)
+		hogs_stop(hogs);
 	if (err) {
 		report(0, name, "try %d: %s", i + 1, strerror(err));
 		return;
@@ -137,16 +151,11 @@ static void left_behind_child(int vcpus)
 		return;
 	}
 	for (busy = 0, i = 0; busy < 2; busy++) {
-		/* A nice-0 hog per vCPU: helpers at MAX_NICE hardly run. */
-		if (busy && hogs_start(&h, vcpus, vcpus)) {
-			report_setup_failed(left_names + i, "hogs: %s",
-					    strerror(errno));
-			return;
-		}
-		left_behind(&left_ops[0], &c, left_names[i++]);
-		left_behind(&left_ops[1], &c, left_names[i++]);
+		left_behind(&left_ops[0], &c, busy ? &h : NULL, vcpus,
+			    left_names[i++]);
+		left_behind(&left_ops[1], &c, busy ? &h : NULL, vcpus,
+			    left_names[i++]);
 	}
-	hogs_stop(&h);
 	hogs_exit(&h);
 	close(c.fd);
 	unlink(path);
@@ -210,7 +219,7 @@ static const char *const bound_names[] = {
 };
 
 /*
- * Inside a cgroup at cpu.max 50%, a call that zeroes a 1 GiB page: the
+ * Inside a cgroup at cpu.max 150%, a call that zeroes a 1 GiB page: the
  * CPU time the whole guest spent meanwhile is no more than BOUND_RATIO
  * times what the cgroup was charged.  A helper outside the cgroup (a
  * root-cgroup worker) would spend CPU time the cgroup is not charged.

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -45,8 +46,27 @@ static void hog(volatile unsigned long *count, int cpu)
 		(*count)++;
 }
 
-/* Start @nr hogs on the last @nr vCPUs; 0 or -errno. */
-int hogs_start(struct hogs *h, int nr, int vcpus)
+/*
+ * Until process @pid has more than one thread: the hog sleeps a
+ * millisecond between looks, so its vCPU stays idle meanwhile.
+ */
+static void wait_for_threads(pid_t pid)
+{
+	struct timespec ms = { 0, 1000000 };
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	while (read_key(path, "Threads", ':') == 1)
+		nanosleep(&ms, NULL);
+}
+
+/*
+ * Start @nr hogs on the last @nr vCPUs, at once or, with @watch > 0,
+ * once process @watch has more than one thread (its ktask helpers, which
+ * find every vCPU idle when they start and a hog beside them from then
+ * on); 0 or -errno.
+ */
+static int hogs_fork(struct hogs *h, int nr, int vcpus, pid_t watch)
 {
 	int i;
 
@@ -56,11 +76,24 @@ int hogs_start(struct hogs *h, int nr, int vcpus)
 
 		if (pid < 0)
 			return -errno;
-		if (!pid)
+		if (!pid) {
+			if (watch > 0)
+				wait_for_threads(watch);
 			hog(&h->counters[i].count, vcpus - 1 - i);
+		}
 		h->pids[h->nr++] = pid;
 	}
 	return 0;
+}
+
+int hogs_start(struct hogs *h, int nr, int vcpus)
+{
+	return hogs_fork(h, nr, vcpus, 0);
+}
+
+int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch)
+{
+	return hogs_fork(h, nr, vcpus, watch);
 }
 
 void hogs_stop(struct hogs *h)

@@ -26,6 +26,7 @@ struct hogs {
 int hogs_init(struct hogs *h);
 void hogs_exit(struct hogs *h);
 int hogs_start(struct hogs *h, int nr, int vcpus);
+int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch);
 void hogs_stop(struct hogs *h);
 unsigned long long hogs_count(struct hogs *h);
 double hogs_rate(struct hogs *h, unsigned long long ns);

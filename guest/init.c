@@ -11,7 +11,9 @@
  *	bench		the self-benchmark at several thread counts (data)
  *	contention	jobs beside CPU hogs (data)
  *	mm		fallocate(), 1 GiB first touch, VFIO map and memset()
- *			rates (data)
+ *			rates, then busy (data)
+ *	busy		the same callers beside CPU hogs and under cpu.max
+ *			(data)
  *	test		the in-guest tests of make test
  *	falloc		its 2 MiB fallocate() tests alone
  *	placement	where fallocate()'s pages land under each memory
@@ -64,7 +66,8 @@ static const struct mode {
 	{ "meminfo", 0, { { NULL, run_meminfo } } },
 	{ "bench", 1, { { NULL, run_bench } } },
 	{ "contention", 1, { { NULL, run_contention } } },
-	{ "mm", 0, { { NULL, run_mm_bench } } },
+	{ "mm", 0, { { NULL, run_mm_bench }, { NULL, run_busy_bench } } },
+	{ "busy", 0, { { NULL, run_busy_bench } } },
 	/* First: boot reads the trace of boot-time jobs. */
 	{ "test", 1, { { "boot", run_deferred_init_tests },
 		       { "hugetlbfs_falloc", run_falloc_tests },

@@ -9,11 +9,10 @@
  * page (huge.c); VFIO_IOMMU_MAP_DMA of fresh anonymous memory, which the
  * pinning faults in and zeroes (a VM's RAM that its VMM has not touched),
  * of memory populated once per boot, which it only pins and maps
- * (vfio_map_warm), and a smaller fresh map with a CPU hog on every vCPU
- * (vfio_map_busy) (vfio_dev.c); and memset() of private memory by as many
+ * (vfio_map_warm) (vfio_dev.c); and memset() of private memory by as many
  * threads: the rate the guest can write memory at, against which the
  * others are read.  On a kernel without ktask (the unpatched one) only 1
- * thread runs.
+ * thread runs.  The same callers on a busy machine: busy_bench.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,7 +23,6 @@
 #include <unistd.h>
 
 #include "lib.h"
-#include "hogs.h"
 #include "huge.h"
 #include "suites.h"
 #include "vfio_dev.h"
@@ -33,10 +31,6 @@
 #define MEMSET_PASSES	1
 #define BENCH_FRESH	SZ_1G		/* the VFIO maps */
 #define BENCH_WARM	(4 * SZ_1G)
-#define BENCH_BUSY	(512UL << 20)
-
-/* Hogs on every vCPU while a "busy" case runs. */
-static struct hogs busy;
 
 static void *memset_thread(void *arg)
 {
@@ -160,24 +154,6 @@ static void bench_vfio_map(int threads, int patched)
 }
 
 /*
- * The fresh map again, smaller, with a CPU hog on every vCPU: the busy
- * machine of the contention table, where a job must not take longer with
- * helpers than alone.
- */
-static void bench_vfio_map_busy(int threads, int patched, int vcpus)
-{
-	if (vfio_open() || (!busy.counters && hogs_init(&busy)) ||
-	    hogs_start(&busy, vcpus, vcpus)) {
-		printf("ktask-mm: error bench=vfio_map_busy threads=%d\n",
-		       threads);
-		hogs_stop(&busy);
-		return;
-	}
-	bench_fresh("vfio_map_busy", BENCH_BUSY, threads, patched);
-	hogs_stop(&busy);
-}
-
-/*
  * The mm benchmark at each thread count (1 only without ktask), repeats
  * outermost.  fallocate() takes the 2 MiB pool but 16 pages.
  */
@@ -201,7 +177,6 @@ void run_mm_bench(const struct boot *b)
 				bench_falloc(b->threads[i], p.free - 16, patched);
 			bench_touch(b->threads[i], patched);
 			bench_vfio_map(b->threads[i], patched);
-			bench_vfio_map_busy(b->threads[i], patched, b->vcpus);
 		}
 	}
 	if (patched)

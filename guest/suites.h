@@ -19,10 +19,14 @@ struct boot {
 	int	threads[MAX_THREADS];	/* thread counts (ktask_threads=) */
 };
 
-/* Data: bench.c, contention.c, mm_bench.c, hugetlb.c, kselftest.c. */
+/*
+ * Data: bench.c, contention.c, mm_bench.c, busy_bench.c, hugetlb.c,
+ * kselftest.c.
+ */
 void run_bench(const struct boot *b);
 void run_contention(const struct boot *b);
 void run_mm_bench(const struct boot *b);
+void run_busy_bench(const struct boot *b);
 void run_meminfo(const struct boot *b);
 void run_kselftests_compare(const struct boot *b);
 

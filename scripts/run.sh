@@ -34,7 +34,9 @@
 # APPEND (more kernel parameters), RUN_ALLOW_MISSING=1 (warn instead of
 # failing when an option of run.config is not set), MODE (what the
 # patched kernel's guest runs, see guest/init.c; default
-# bench,contention; "deferred": the deferred init boots alone; "kselftest":
+# bench,contention; "deferred": the deferred init boots alone; "mm": the
+# mm boots alone; "busy": the same boots with only the busy callers
+# (guest/busy_bench.c); "kselftest":
 # the long mm selftests (build_kselftests) on the KUnit kernel;
 # "kselftest-compare": the selftests that fail on 6.12 as it is
 # (lib.sh: kselftests_compare) on both run kernels, which must end the
@@ -218,16 +220,24 @@ logs=
 mm_boot() {
 	if [ "$1" = patched ]; then
 		mm_log=$out/console-mm-$2.log
-		boot "$kernel" "$mm_log" mm "$all" 1 patched
+		boot "$kernel" "$mm_log" "$mm_mode" "$all" 1 patched
 	else
 		mm_log=$out/console-unpatched-$2.log
-		boot "$base_kernel" "$mm_log" mm "$all" 1 unpatched
+		boot "$base_kernel" "$mm_log" "$mm_mode" "$all" 1 unpatched
 	fi
 	logs="$logs $mm_log"
 }
 
+# MODE=mm or busy: those boots alone, no other.
+mm_mode=mm
+case $mode in
+mm|busy) mm_mode=$mode ;;
+esac
 if [ "$mode" != deferred ]; then
-	boot "$kernel" "$log" "$mode" "$all" "$nodes" patched
+	if [ "$mode" != "$mm_mode" ]; then
+		boot "$kernel" "$log" "$mode" "$all" "$nodes" patched
+		logs=$log
+	fi
 	# The mm benchmark in one node: fallocate() binds its helpers to the
 	# caller's node, as a task with the default memory policy allocates
 	# there.  How fast a guest writes memory differs from boot to boot
@@ -236,7 +246,6 @@ if [ "$mode" != deferred ]; then
 	# kernel of a round alternating, and each median spans REPEAT boots
 	# rather than one boot's luck.
 	rm -f "$out"/console-mm*.log "$out"/console-unpatched*.log
-	logs=$log
 	boot_repeat=1
 	r=1
 	while [ "$r" -le "$repeat" ]; do
@@ -250,6 +259,11 @@ if [ "$mode" != deferred ]; then
 		r=$((r + 1))
 	done
 	boot_repeat=
+fi
+if [ "$mode" = "$mm_mode" ]; then
+	step "results"
+	# shellcheck disable=SC2086 # $logs is a list of paths without spaces
+	exec python3 "$top/scripts/report.py" $logs
 fi
 # Deferred init in one node at each vCPU count, with and without SMT,
 # and the patched kernel at each thread count of the largest; no pools,

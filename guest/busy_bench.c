@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The busy benchmark (mode "busy", and the end of mode "mm"): ktask's real
+ * callers on a machine with no CPU to spare, where a job must take no
+ * longer, and cost no more CPU time, than the serial code does.  Two
+ * loads:
+ *
+ *	_busy	a nice-0 CPU hog pinned to every vCPU (hogs.c), beside this
+ *		process at nice 0;
+ *	_cpumax	a child process alone in a cgroup at cpu.max BUSY_QUOTA_PCT%
+ *		of one CPU.
+ *
+ * The callers: fallocate() of BUSY_FALLOC bytes of 2 MiB pages, the first
+ * touch of a 1 GiB page and VFIO_IOMMU_MAP_DMA of BUSY_MAP bytes of fresh
+ * anonymous memory.  One line per run, read with mm_bench.c's:
+ *
+ *	ktask-mm: bench=falloc_busy threads=2 used=2 bytes=... wall_ns=...
+ *		cpu_ns=...
+ *
+ * cpu_ns is what the call cost: for _busy the CPU time of this process
+ * over the call (getrusage(), whose RUSAGE_SELF includes the threads that
+ * ended, as ktask's helpers have by the time a call returns), for _cpumax
+ * the growth of the cgroup's usage_usec.  On the unpatched kernel only 1
+ * thread runs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib.h"
+#include "hogs.h"
+#include "huge.h"
+#include "suites.h"
+#include "vfio_dev.h"
+
+#define BUSY_FALLOC	(512UL << 20)
+#define BUSY_MAP	(512UL << 20)
+#define BUSY_QUOTA_PCT	20
+#define BUSY_CG		CGROOT "/ktask-busy"
+
+/* One caller, once: its size, threads used, wall and CPU time. */
+struct busy_call {
+	unsigned long	bytes;
+	int		used;
+	long long	wall_ns;
+};
+
+/* The callers; each returns 0, or -1 with errno set. */
+static int call_falloc(int threads, struct busy_call *c)
+{
+	const char *dir = huge_mount(SZ_2M);
+	struct falloc_result r;
+
+	c->bytes = BUSY_FALLOC;
+	if (!dir || falloc_run(dir, SZ_2M, c->bytes, threads, 0, 0, &r))
+		return -1;
+	errno = r.err;
+	c->used = r.threads;
+	c->wall_ns = r.wall_ns;
+	return r.err ? -1 : 0;
+}
+
+static int call_touch(int threads, struct busy_call *c)
+{
+	const char *dir = huge_mount(SZ_1G);
+
+	c->bytes = SZ_1G;
+	if (threads >= 0 && ktask_threads_set(threads))
+		return -1;
+	if (!dir || touch_gigantic(dir, 0, &c->used, &c->wall_ns, NULL) < 0)
+		return -1;
+	return 0;
+}
+
+static int call_map(int threads, struct busy_call *c)
+{
+	unsigned char *buf;
+	struct map_result r;
+	int ret;
+
+	c->bytes = BUSY_MAP;
+	ret = vfio_open();
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	buf = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return -1;
+	ret = map_run(buf, c->bytes, threads, 0, NULL, &r);
+	munmap(buf, c->bytes);
+	if (ret || r.err || r.unmapped != (long long)c->bytes) {
+		errno = r.err ? r.err : EIO;
+		return -1;
+	}
+	c->used = r.threads;
+	c->wall_ns = r.wall_ns;
+	return 0;
+}
+
+static const struct busy_caller {
+	const char	*name;
+	int		(*call)(int threads, struct busy_call *c);
+} callers[] = {
+	{ "falloc", call_falloc },
+	{ "touch_1g", call_touch },
+	{ "vfio_map", call_map },
+};
+
+static long long self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+}
+
+static long long cgroup_usage_ns(void)
+{
+	return read_key(BUSY_CG "/cpu.stat", "usage_usec", ' ') * 1000;
+}
+
+/*
+ * Run @caller at ktask.max_threads=@threads (-1: no knob, the unpatched
+ * kernel) as benchmark NAME_@load, its cost read with @cpu_ns.
+ */
+static void busy_one(const struct busy_caller *caller, const char *load,
+		     int threads, int patched, long long (*cpu_ns)(void))
+{
+	struct busy_call c = { 0 };
+	long long cpu = cpu_ns();
+	int ret = caller->call(patched ? threads : -1, &c);
+
+	cpu = cpu_ns() - cpu;
+	if (ret) {
+		printf("ktask-mm: error bench=%s_%s threads=%d errno=%d (%s)\n",
+		       caller->name, load, threads, errno, strerror(errno));
+		return;
+	}
+	printf("ktask-mm: bench=%s_%s threads=%d used=%d bytes=%lu wall_ns=%lld cpu_ns=%lld\n",
+	       caller->name, load, threads, patched ? c.used : 1, c.bytes,
+	       c.wall_ns, cpu);
+}
+
+/* Each caller beside a nice-0 hog on every vCPU. */
+static void busy_hogs(const struct boot *b, int threads, int patched)
+{
+	static struct hogs h;
+	size_t i;
+
+	if ((!h.counters && hogs_init(&h)) ||
+	    hogs_start(&h, b->vcpus, b->vcpus)) {
+		printf("ktask-mm: error bench=busy threads=%d hogs: %s\n",
+		       threads, strerror(errno));
+		hogs_stop(&h);
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(callers); i++)
+		busy_one(&callers[i], "busy", threads, patched, self_cpu_ns);
+	hogs_stop(&h);
+}
+
+/* Each caller from a child alone in a cgroup at cpu.max. */
+static void busy_cpumax(int threads, int patched)
+{
+	char quota[32], pid[32];
+	pid_t child;
+	size_t i;
+
+	snprintf(quota, sizeof(quota), "%d 100000\n", BUSY_QUOTA_PCT * 1000);
+	if (cgroup_make("cpu", BUSY_CG) || write_str(BUSY_CG "/cpu.max", quota)) {
+		printf("ktask-mm: error bench=cpumax threads=%d cgroup: %s\n",
+		       threads, strerror(errno));
+		return;
+	}
+	fflush(stdout);
+	child = fork();
+	if (!child) {
+		snprintf(pid, sizeof(pid), "%d\n", getpid());
+		if (write_str(BUSY_CG "/cgroup.procs", pid)) {
+			printf("ktask-mm: error bench=cpumax threads=%d join: %s\n",
+			       threads, strerror(errno));
+			_exit(1);
+		}
+		for (i = 0; i < ARRAY_SIZE(callers); i++)
+			busy_one(&callers[i], "cpumax", threads, patched,
+				 cgroup_usage_ns);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	rmdir(BUSY_CG);
+}
+
+void run_busy_bench(const struct boot *b)
+{
+	int patched = !access(KNOB_THREADS, W_OK);
+	int r, i;
+
+	for (r = 0; r < b->repeat; r++) {
+		for (i = 0; i < b->nthreads; i++) {
+			if (!patched && b->threads[i] != 1)
+				continue;
+			busy_hogs(b, b->threads[i], patched);
+			busy_cpumax(b->threads[i], patched);
+		}
+	}
+	if (patched)
+		ktask_threads_set(0);
+}

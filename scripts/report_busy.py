@@ -1,0 +1,62 @@
+"""The busy table of scripts/report.py: ktask's real callers on a machine
+with no CPU to spare (guest/busy_bench.c), where each must take no longer
+and cost no more CPU time than on the unpatched kernel, whose code is
+serial.
+
+Benchmarks are named CALLER_LOAD: the load "busy" is a nice-0 CPU hog on
+every vCPU, "cpumax" a cgroup at cpu.max 20% of one CPU.  For each, the
+patched kernel at each thread count against the unpatched kernel: medians
+and ranges of the wall and CPU times, their ratios, and the target (at
+most 5% more of either, at the most threads) marked met or missed.  It
+reports and never judges, as report.py does.
+"""
+
+from stats import median, ratio, spread
+
+LOADS = ('busy', 'cpumax')
+TARGET = 1.05
+
+
+def busy_bench(name):
+	"""Whether a ktask-mm: benchmark is one of the busy table's."""
+	return name.rpartition('_')[2] in LOADS
+
+
+TITLE = ['real callers on a busy machine (busy: a nice-0 hog on every vCPU; '
+	 'cpumax: in a cgroup at cpu.max 20%;',
+	 '  wall and cpu vs unpatched = patched median / unpatched median; '
+	 f'target <= {TARGET:.2f} for both)']
+
+
+def busy_rows(runs):
+	"""The busy table's rows (a header first) and its target lines, from
+	the mm runs; no rows if none is a busy one."""
+	runs = [r for r in runs if busy_bench(r['bench']) and 'cpu_ns' in r]
+	if not runs:
+		return [], []
+	rows = [('bench', 'kernel', 'threads', 'runs', 'wall ms median (min-max)',
+		 'cpu ms median (min-max)', 'wall vs unpatched', 'cpu vs unpatched', 'used')]
+	targets = []
+	for bench in dict.fromkeys(r['bench'] for r in runs):
+		group = [r for r in runs if r['bench'] == bench]
+		base = [r for r in group if r['label'] == 'unpatched']
+		base_wall = [int(r['wall_ns']) for r in base]
+		base_cpu = [int(r['cpu_ns']) for r in base]
+		configs = sorted({(r['label'], int(r['threads'])) for r in group},
+				 key=lambda k: (k[0] != 'unpatched', k[1]))
+		for label, threads in configs:
+			sel = [r for r in group if (r['label'], int(r['threads'])) == (label, threads)]
+			wall = [int(r['wall_ns']) for r in sel]
+			cpu = [int(r['cpu_ns']) for r in sel]
+			rows.append((bench, label, str(threads), str(len(sel)), spread(wall, 1e6),
+				     spread(cpu, 1e6), ratio(wall, base_wall), ratio(cpu, base_cpu),
+				     ','.join(sorted({r.get('used', '?') for r in sel}))))
+		top = max((t for l, t in configs if l == 'patched'), default=0)
+		sel = [r for r in group if r['label'] == 'patched' and int(r['threads']) == top]
+		if top > 1 and sel and base:
+			wall = median([int(r['wall_ns']) for r in sel]) / median(base_wall)
+			cpu = median([int(r['cpu_ns']) for r in sel]) / median(base_cpu)
+			met = wall <= TARGET and cpu <= TARGET
+			targets.append(f'  {bench} at {top} threads: wall {wall:.2f}, cpu {cpu:.2f} '
+				       f'of unpatched ({"met" if met else "missed"})')
+	return rows, targets
