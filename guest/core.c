@@ -116,8 +116,8 @@ static int cgroup_join(const char *name, int pct)
 }
 
 /*
- * Threads of a job in the cgroup: at most 2, at a quota of 150% that two
- * threads exceed in every period.  With many vCPUs under TCG, each
+ * Threads of a job in the cgroup: at most 2, at a quota of 110% that two
+ * threads exceed by far in every period.  With many vCPUs under TCG, each
  * thread's CPU time is mostly its vCPU waiting for a host CPU, and that
  * many times over the quota takes hours.
  */
@@ -127,8 +127,8 @@ static int cgroup_threads(int vcpus)
 }
 
 /*
- * In a cgroup whose cpu.max is half a CPU short of the job's threads, so
- * that it gets them all, the job's helpers are throttled with their
+ * In a cgroup whose cpu.max is 0.9 CPU short of the job's threads, so
+ * that it gets them all (a 150% quota let a 120 ms job go unthrottled), the job's helpers are throttled with their
  * caller and their time is counted there: the cgroup's usage covers the
  * job's aggregate CPU time, and the job takes at least that time over the
  * quota.  Helpers outside the cgroup (as workqueue helpers would be)
@@ -137,7 +137,7 @@ static int cgroup_threads(int vcpus)
  */
 static void cgroup_child(int vcpus)
 {
-	int threads = cgroup_threads(vcpus), pct = threads * 100 - 50;
+	int threads = cgroup_threads(vcpus), pct = threads * 100 - 90;
 	long long usage0, usage1, thr0, thr1;
 	struct bench_result res;
 	double usage_pct, min_wall_ns;

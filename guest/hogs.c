@@ -47,17 +47,19 @@ static void hog(volatile unsigned long *count, int cpu)
 }
 
 /*
- * Until process @pid has more than one thread: the hog sleeps a
- * millisecond between looks, so its vCPU stays idle meanwhile.
+ * Until process @pid has had more than one thread for 2 ms, time for its
+ * helper to take a chunk: the hog sleeps a millisecond between looks, so
+ * its vCPU stays idle meanwhile.
  */
 static void wait_for_threads(pid_t pid)
 {
-	struct timespec ms = { 0, 1000000 };
+	struct timespec ms = { 0, 1000000 }, two_ms = { 0, 2000000 };
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
 	while (read_key(path, "Threads", ':') == 1)
 		nanosleep(&ms, NULL);
+	nanosleep(&two_ms, NULL);
 }
 
 /*
