@@ -171,23 +171,17 @@ static void busy_hogs(const struct boot *b, int threads, int patched)
 /* Each caller from a child alone in a cgroup at cpu.max. */
 static void busy_cpumax(int threads, int patched)
 {
-	char quota[32], pid[32];
 	pid_t child;
 	size_t i;
+	int ret;
 
-	snprintf(quota, sizeof(quota), "%d 100000\n", BUSY_QUOTA_PCT * 1000);
-	if (cgroup_make("cpu", BUSY_CG) || write_str(BUSY_CG "/cpu.max", quota)) {
-		printf("ktask-mm: error bench=cpumax threads=%d cgroup: %s\n",
-		       threads, strerror(errno));
-		return;
-	}
 	fflush(stdout);
 	child = fork();
 	if (!child) {
-		snprintf(pid, sizeof(pid), "%d\n", getpid());
-		if (write_str(BUSY_CG "/cgroup.procs", pid)) {
-			printf("ktask-mm: error bench=cpumax threads=%d join: %s\n",
-			       threads, strerror(errno));
+		ret = cgroup_join_cpu_max(BUSY_CG, BUSY_QUOTA_PCT);
+		if (ret) {
+			printf("ktask-mm: error bench=cpumax threads=%d cgroup: %s\n",
+			       threads, strerror(-ret));
 			_exit(1);
 		}
 		for (i = 0; i < ARRAY_SIZE(callers); i++)

@@ -102,13 +102,8 @@ static void test_knob(int vcpus)
 /* Join the test cgroup, at cpu.max @pct% of a CPU; 0, or -1 reported. */
 static int cgroup_join(const char *name, int pct)
 {
-	char quota[32];
-	int ret = cgroup_make("cpu", CG);
+	int ret = cgroup_join_cpu_max(CG, pct);
 
-	snprintf(quota, sizeof(quota), "%d 100000\n", pct * 1000);
-	if (!ret && (write_str(CG "/cpu.max", quota) ||
-		     write_str(CG "/cgroup.procs", "0\n")))
-		ret = -errno;
 	if (ret)
 		report(0, name, "cannot join %s at %d%%: %s", CG, pct,
 		       strerror(-ret));
@@ -128,10 +123,10 @@ static int cgroup_threads(int vcpus)
 
 /*
  * In a cgroup whose cpu.max is 0.9 CPU short of the job's threads, so
- * that it gets them all (a 150% quota let a 120 ms job go unthrottled), the job's helpers are throttled with their
- * caller and their time is counted there: the cgroup's usage covers the
- * job's aggregate CPU time, and the job takes at least that time over the
- * quota.  Helpers outside the cgroup (as workqueue helpers would be)
+ * that it gets them all (a 150% quota let a 120 ms job go unthrottled),
+ * the job's helpers are throttled with their caller and their time is
+ * counted there: the cgroup's usage covers the job's aggregate CPU time,
+ * and the job takes at least that time over the quota.  Helpers outside the cgroup (as workqueue helpers would be)
  * would show as missing usage and a job finishing faster than its quota
  * allows.
  */

@@ -34,7 +34,7 @@
  * CPU would make a job run alone (its helpers would only share the
  * quota), and a helper that escapes the cgroup would go unseen.
  */
-#define BOUND_MAX	"150000 100000\n"
+#define BOUND_PCT	150
 /* Most CPU time the guest may spend per unit the cgroup is charged. */
 #define BOUND_RATIO	1.15
 
@@ -227,16 +227,13 @@ static const char *const bound_names[] = {
 static void bound_child(int unused)
 {
 	long long busy, usage;
-	char pid[32];
 	size_t i;
 	int err;
 
-	snprintf(pid, sizeof(pid), "%d\n", getpid());
-	if (cgroup_make("cpu", BOUND_CG) ||
-	    write_str(BOUND_CG "/cpu.max", BOUND_MAX) ||
-	    write_str(BOUND_CG "/cgroup.procs", pid)) {
+	err = cgroup_join_cpu_max(BOUND_CG, BOUND_PCT);
+	if (err) {
 		report_setup_failed(bound_names, "cgroup %s: %s", BOUND_CG,
-				    strerror(errno));
+				    strerror(-err));
 		return;
 	}
 	for (i = 0; i < ARRAY_SIZE(bound_ops); i++) {

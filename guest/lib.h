@@ -62,6 +62,7 @@ int ktask_threads_set(int threads);
 int bench_run(const char *job, int threads, struct bench_result *res);
 void in_child(void (*fn)(int), int arg, const char *const *names);
 int cgroup_make(const char *controller, const char *dir);
+int cgroup_join_cpu_max(const char *dir, int pct);
 int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx);
 
 /*

@@ -282,6 +282,25 @@ int cgroup_make(const char *controller, const char *dir)
 }
 
 /*
+ * Make the cgroup @dir (cgroup_make()) at cpu.max @pct% of one CPU and
+ * move the calling process into it; 0 or -errno.
+ */
+int cgroup_join_cpu_max(const char *dir, int pct)
+{
+	char path[128], quota[32];
+	int ret = cgroup_make("cpu", dir);
+
+	if (ret)
+		return ret;
+	snprintf(quota, sizeof(quota), "%d 100000\n", pct * 1000);
+	snprintf(path, sizeof(path), "%s/cpu.max", dir);
+	if (write_str(path, quota))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	return write_str(path, "0\n") ? -errno : 0;
+}
+
+/*
  * Run @attempt(@ctx) until it returns 1 (a helper took part), an error
  * (negative) or HELPER_TRIES runs: a helper whose vCPU the host does not
  * run in time takes no chunk, and the job ends without it.  Each retry is
