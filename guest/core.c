@@ -2,8 +2,8 @@
 /*
  * The core's tests that KUnit cannot do because they need a user task as
  * the caller, whose helpers are threads of its own process: helpers in
- * the process, its affinity, ktask.max_threads, the trace events and its
- * cgroup's cpu.max, each on the self-benchmark's cpu job.
+ * the process, who forks them, its affinity, ktask.max_threads, the trace
+ * events and its cgroup's cpu.max, each on the self-benchmark's cpu job.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -206,6 +206,81 @@ static void test_trace_events(int vcpus)
 	       found[0], found[1], res.used - 1, found[2]);
 }
 
+#define NEWTASK		TRACE "events/task/task_newtask/enable"
+
+/* Who forked the job's helpers, by the task_newtask events' tasks. */
+struct forks_run {
+	int	threads;
+	int	by_caller, by_helpers;
+};
+
+/* The task of a trace line ("  init-1  [001] ..."), or -1. */
+static int trace_line_tid(const char *line)
+{
+	const char *end = strstr(line, " [");
+	const char *dash = end;
+
+	while (dash && dash > line && *dash != '-')
+		dash--;
+	return dash && *dash == '-' ? atoi(dash + 1) : -1;
+}
+
+static int forks_attempt(void *ctx)
+{
+	struct forks_run *f = ctx;
+	struct bench_result res;
+	char line[512];
+	int ret, tid = getpid();
+	FILE *trace;
+
+	f->by_caller = f->by_helpers = 0;
+	if (write_str(NEWTASK, "1\n"))
+		return -errno;
+	trace_clear();
+	ret = bench_run("cpu", f->threads, &res);
+	write_str(NEWTASK, "0\n");
+	if (ret)
+		return ret;
+	trace = fopen(TRACE "trace", "r");
+	while (trace && fgets(line, sizeof(line), trace)) {
+		if (!strstr(line, "task_newtask:") || !strstr(line, "comm=ktask "))
+			continue;
+		if (trace_line_tid(line) == tid)
+			f->by_caller++;
+		else
+			f->by_helpers++;
+	}
+	if (trace)
+		fclose(trace);
+	/* Two helpers at least, or there is nothing to tell apart. */
+	return f->by_caller + f->by_helpers >= 2;
+}
+
+/*
+ * The caller forks its first helper only and then runs its own chunks;
+ * the helpers fork the others (kernel/ktask.c: ktask_caller_starts()).
+ */
+static void test_caller_forks_one(int vcpus)
+{
+	struct forks_run f = { .threads = vcpus };
+	int tries;
+
+	if (vcpus < 3) {
+		report_skip("caller_forks_one", "%d vCPUs: fewer than 2 helpers",
+			    vcpus);
+		return;
+	}
+	tries = retry_for_helpers("caller_forks_one", forks_attempt, &f);
+	if (tries < 0) {
+		report(0, "caller_forks_one", "cannot run the job: %s",
+		       strerror(-tries));
+		return;
+	}
+	report(f.by_caller == 1 && f.by_helpers >= 1, "caller_forks_one",
+	       "helpers forked by the caller: %d (want 1), by helpers: %d (want >= 1)",
+	       f.by_caller, f.by_helpers);
+}
+
 /* The core's tests from a user task, each one result. */
 static const char *const pinned_test[] = { "pinned", NULL };
 static const char *const cgroup_test[] = { "cgroup_cpu_max", NULL };
@@ -215,8 +290,9 @@ void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(6);
+	ktap_plan(7);
 	test_helpers(vcpus);
+	test_caller_forks_one(vcpus);
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
 	test_trace_events(vcpus);

@@ -4,11 +4,13 @@
  *
  * The kernel hands unknown key=value boot parameters to init's
  * environment.  ktask_mode=, a comma list, names what to run (default
- * "bench,contention"); each mode is a list of suites (suites.h), run in
- * the order of the table below, whichever order the list has:
+ * "bench,startup,contention"); each mode is a list of suites (suites.h),
+ * run in the order of the table below, whichever order the list has:
  *
  *	meminfo		deferred init's times and the memory it left (data)
  *	bench		the self-benchmark at several thread counts (data)
+ *	startup		what a job's start costs a user and a kernel caller
+ *			(data)
  *	contention	jobs beside CPU hogs (data)
  *	mm		fallocate(), 1 GiB first touch, VFIO map and memset()
  *			rates, then busy (data)
@@ -19,6 +21,7 @@
  *	placement	where fallocate()'s pages land under each memory
  *			policy alone, for make test's memoryless-node boot
  *	vfio		its VFIO tests alone
+ *	core		its tests of a user task as the caller alone
  *	faults		its fault injection and leak tests alone
  *	kselftest	the kernel's long mm selftests
  *	kselftest-compare	the selftests that fail on 6.12 as it is, on
@@ -65,6 +68,7 @@ static const struct mode {
 } modes[] = {
 	{ "meminfo", 0, { { NULL, run_meminfo } } },
 	{ "bench", 1, { { NULL, run_bench } } },
+	{ "startup", 1, { { NULL, run_startup } } },
 	{ "contention", 1, { { NULL, run_contention } } },
 	{ "mm", 0, { { NULL, run_mm_bench }, { NULL, run_busy_bench } } },
 	{ "busy", 0, { { NULL, run_busy_bench } } },
@@ -85,6 +89,7 @@ static const struct mode {
 			 { "falloc_races", run_falloc_race_tests } } },
 	{ "placement", 0, { { "placement", run_falloc_placement } } },
 	{ "vfio", 0, { { "vfio", run_vfio_tests } } },
+	{ "core", 1, { { "core", run_core_tests } } },
 	{ "guarantees", 0, { { "guarantees", run_guarantee_tests },
 			     { "leftovers", run_leftover_tests } } },
 	{ "faults", 1, { { "faults", run_fault_tests },
@@ -235,7 +240,7 @@ int main(void)
 	mount_fs("debugfs", "/sys/kernel/debug");
 	mount_fs("tracefs", "/sys/kernel/tracing");
 	if (!asked)
-		asked = "bench,contention";
+		asked = "bench,startup,contention";
 	if (parse_params(&b))
 		power_off();
 	print_machine(b.vcpus);

@@ -38,7 +38,7 @@ struct helpers_seen {
 
 /* One run of the self-benchmark, as /sys/kernel/debug/ktask/bench says. */
 struct bench_result {
-	char			line[256];	/* the whole result line */
+	char			line[320];	/* the whole result line */
 	int			used;		/* threads that ran a chunk */
 	unsigned long long	wall_ns;
 	unsigned long long	cpu_ns;		/* in thread functions */
@@ -60,6 +60,8 @@ int trace_threads(const char *match);
 void trace_helpers(const char *func, int nid, struct helpers_seen *seen);
 int ktask_threads_set(int threads);
 int bench_run(const char *job, int threads, struct bench_result *res);
+int bench_run_as(const char *job, int threads, const char *caller,
+		 struct bench_result *res);
 void in_child(void (*fn)(int), int arg, const char *const *names);
 int cgroup_make(const char *controller, const char *dir);
 int cgroup_join_cpu_max(const char *dir, int pct);

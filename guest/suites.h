@@ -20,10 +20,11 @@ struct boot {
 };
 
 /*
- * Data: bench.c, contention.c, mm_bench.c, busy_bench.c, hugetlb.c,
- * kselftest.c.
+ * Data: bench.c, startup.c, contention.c, mm_bench.c, busy_bench.c,
+ * hugetlb.c, kselftest.c.
  */
 void run_bench(const struct boot *b);
+void run_startup(const struct boot *b);
 void run_contention(const struct boot *b);
 void run_mm_bench(const struct boot *b);
 void run_busy_bench(const struct boot *b);

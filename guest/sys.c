@@ -141,14 +141,18 @@ int ksym_range(const char *name, unsigned long long *start,
 	return *start && next != ~0ULL ? 0 : -ENOENT;
 }
 
-/* Run one job of the self-benchmark; 0 or -errno. */
-int bench_run(const char *job, int threads, struct bench_result *res)
+/*
+ * Run one job of the self-benchmark, called from this task or (@caller
+ * "kernel") from a kernel thread; 0 or -errno.
+ */
+int bench_run_as(const char *job, int threads, const char *caller,
+		 struct bench_result *res)
 {
 	const char *at;
 	char cmd[64];
 	int ret;
 
-	snprintf(cmd, sizeof(cmd), "%s %d\n", job, threads);
+	snprintf(cmd, sizeof(cmd), "%s %d %s\n", job, threads, caller);
 	ret = write_str(BENCH, cmd);
 	if (!ret)
 		ret = read_line(BENCH, res->line, sizeof(res->line));
@@ -161,6 +165,11 @@ int bench_run(const char *job, int threads, struct bench_result *res)
 	at = strstr(res->line, " sum=");
 	res->sum = at ? strtoull(at + 5, NULL, 16) : 0;
 	return 0;
+}
+
+int bench_run(const char *job, int threads, struct bench_result *res)
+{
+	return bench_run_as(job, threads, "user", res);
 }
 
 int ktask_threads_set(int threads)

@@ -3,9 +3,11 @@
 
 Reads the "ktask-run:" line that scripts/run.sh writes first in each log
 (the host and QEMU side, and which kernel booted), the "ktask-bench:" lines
-that guest/init.c prints, and shows one table per job; then the
-"ktask-contention:" lines of guest/contention.c, as one table per load with
-the targets of the busy-system issue; then the "ktask-mm:" lines of
+that guest/init.c prints, and shows one table per job; then the start-up
+table of the "ktask-startup:" lines (guest/startup.c,
+scripts/report_startup.py); then the "ktask-contention:" lines of
+guest/contention.c, as one table per load with the targets of the
+busy-system issue; then the "ktask-mm:" lines of
 guest/mm_bench.c (fallocate, 1 GiB first touch, VFIO map, memset) of the
 patched and unpatched kernels side by side, the same callers on a busy
 machine (guest/busy_bench.c, scripts/report_busy.py), and the deferred
@@ -29,6 +31,7 @@ import subprocess
 import sys
 
 from report_busy import TITLE as BUSY_TITLE, busy_rows
+from report_startup import TITLE as STARTUP_TITLE, startup_rows
 from results import collect, deferred_boot, host_cpu_model, read_log, write_csv
 from stats import by_threads, median, median_of, rate, ratio, spread, unique
 
@@ -241,6 +244,9 @@ def tables(logs):
 	bench = [r for r in results if r['kind'] == 'bench']
 	for job in unique(r['job'] for r in bench):
 		out += [''] + job_table(job, [r for r in bench if r['job'] == job])
+	rows, targets = startup_rows([r for r in results if r['kind'] == 'startup'])
+	if rows:
+		out += [''] + STARTUP_TITLE + table(rows) + ['targets (reported, not asserted):'] + targets
 	contention = [r for r in results if r['kind'] == 'contention']
 	if contention:
 		out += [''] + contention_tables(contention)

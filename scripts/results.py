@@ -3,13 +3,14 @@
 Reads the guest console logs of make run (build/run/*.log): the
 "ktask-run:" line that scripts/boot.sh writes first in each log (the host
 and QEMU side, and which kernel booted), the "ktask-bench:" lines of
-guest/init.c, the "ktask-contention:" lines of guest/contention.c, the
-"ktask-mm:" lines of guest/hugetlb.c and guest/vfio.c and the deferred init
-times ("ktask-klog:") of guest/hugetlb.c; the guest's error lines are kept
-to be shown.  Writes build/report/results.csv: every measurement, one row
-each, with the machine in '#' lines first, which scripts/plot.py reads
-back (so the CSV's columns and the boot labels are defined here).  Nothing
-is judged here: scripts/report.py renders the results as tables.
+guest/init.c, the "ktask-startup:" lines of guest/startup.c, the
+"ktask-contention:" lines of guest/contention.c, the "ktask-mm:" lines of
+guest/hugetlb.c and guest/vfio.c and the deferred init times
+("ktask-klog:") of guest/hugetlb.c; the guest's error lines are kept to be
+shown.  Writes build/report/results.csv: every measurement, one row each,
+with the machine in '#' lines first, which scripts/plot.py reads back (so
+the CSV's columns and the boot labels are defined here).  Nothing is
+judged here: scripts/report.py renders the results as tables.
 """
 
 import csv
@@ -17,8 +18,8 @@ import io
 import os
 import re
 
-PREFIXES = ('ktask-run:', 'ktask-bench:', 'ktask-contention:', 'ktask-mm:',
-	    'ktask-klog:')
+PREFIXES = ('ktask-run:', 'ktask-bench:', 'ktask-startup:', 'ktask-contention:',
+	    'ktask-mm:', 'ktask-klog:')
 DEFERRED = re.compile(r'node (\d+) deferred pages initialised in (\d+)ms')
 
 
@@ -36,7 +37,7 @@ def read_log(path):
 	"""Return (lines, machine fields, results, errors) of a console log.
 
 	Results are dicts of the key=value fields of each run, with 'kind'
-	set to 'bench', 'contention', 'mm' or 'deferred'.
+	set to 'bench', 'startup', 'contention', 'mm' or 'deferred'.
 	"""
 	with open(path, encoding='utf-8', errors='replace') as f:
 		lines = [line.rstrip('\r\n').replace('\r', '') for line in f]
@@ -66,6 +67,9 @@ def read_log(path):
 			results.append(fields)
 		elif text.startswith('error'):
 			errors.append(f'{prefix} {text}')
+		elif prefix == 'ktask-startup:' and 'run' in fields:
+			fields['kind'] = 'startup'
+			results.append(fields)
 		elif prefix == 'ktask-contention:' and 'load' in fields:
 			fields['kind'] = 'contention'
 			results.append(fields)

@@ -34,16 +34,17 @@
 # APPEND (more kernel parameters), RUN_ALLOW_MISSING=1 (warn instead of
 # failing when an option of run.config is not set), MODE (what the
 # patched kernel's guest runs, see guest/init.c; default
-# bench,contention; "deferred": the deferred init boots alone; "mm": the
-# mm boots alone; "busy": the same boots with only the busy callers
-# (guest/busy_bench.c); "kselftest":
+# bench,startup,contention; "deferred": the deferred init boots alone;
+# "mm": the mm boots alone; "busy": the same boots with only the busy
+# callers (guest/busy_bench.c); "startup": one boot of the patched
+# kernel with the start-up table alone (guest/startup.c); "kselftest":
 # the long mm selftests (build_kselftests) on the KUnit kernel;
 # "kselftest-compare": the selftests that fail on 6.12 as it is
 # (lib.sh: kselftests_compare) on both run kernels, which must end the
 # same (compare_kselftests);
-# "test,...", "meminfo", "faults", "falloc", "vfio" and "guarantees" boot
-# build/kunit's kernel once, write build/run/MODE-console.log and print
-# no report),
+# "test,...", "meminfo", "core", "faults", "falloc", "vfio" and
+# "guarantees" boot build/kunit's kernel once, write
+# build/run/MODE-console.log and print no report),
 # CONSOLE (the console log's name in build/run for make test's boots,
 # default MODE-console.log), MEMLESS=1 (the last node has CPUs and no
 # memory: MEM goes to the others), SMT (threads per core, default 1),
@@ -89,13 +90,13 @@ smt=${SMT:-$p_smt}
 timeout=${TIMEOUT:-3600}
 cpu=${CPU:-max}
 extra=${APPEND:-}
-mode=${MODE:-bench,contention}
+mode=${MODE:-bench,startup,contention}
 log=$out/console.log
 kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|meminfo,*|faults|falloc|vfio|guarantees|kselftest)
+test|test,*|meminfo|meminfo,*|core|faults|falloc|vfio|guarantees|kselftest)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage
@@ -200,6 +201,13 @@ if [ -n "$scale" ]; then
 		scale-serial ktask.max_threads=1
 	exec python3 "$top/scripts/scale.py" "$out/scale-console.log" \
 		"$out/scale-serial-console.log"
+fi
+# MODE=startup: the start-up table alone, of the patched kernel only.
+if [ "$mode" = startup ]; then
+	build_initramfs
+	boot "$kernel" "$log" startup "$vcpus" "$nodes" patched
+	step "results"
+	exec python3 "$top/scripts/report.py" "$log"
 fi
 baseline_tree
 configure "$base_tree" "$base_out"
