@@ -40,7 +40,7 @@
 #define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define MAKE_IT_FAIL	"/proc/thread-self/make-it-fail"
 #define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
-#define FAULT_UNITS	"2048"	/* a short cpu job: one per allocation */
+#define FAULT_UNITS	"8192"	/* a short cpu job, long enough for helpers */
 #define MAX_NTH		1000	/* far more than a job allocates */
 #define RANDOM_JOBS	100
 #define RANDOM_PCT	"20"
