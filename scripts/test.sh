@@ -18,6 +18,11 @@
 #               anywhere preemption is on (one more check: the console
 #               says so); its stress case runs thousands of random jobs
 #               from 4 threads while a CPU goes on and off
+#   lockdep     the same kernel booted twice more for the case that
+#               makes lockdep report a lock its thread function takes
+#               while the caller holds it (a report turns lockdep off for
+#               the rest of the boot): once taken in a helper's chunk,
+#               once in a serial job's; it must run and pass, not skip
 #   smt         the same kernel booted with 2 cores of 2 SMT threads, for
 #               the case that needs SMT (one thread per core), in the
 #               kernel's own preemption model (none), as the guest boots
@@ -150,6 +155,21 @@ run_kcsan() {
 			"$build/kunit-kcsan-console.log"
 }
 
+# ktask_test_lockdep_inversion in a boot of its own per variant of
+# lib/test_ktask.c's lockdep_inversion: one check each, failed if the
+# case did not pass (a skip too).
+run_lockdep() {
+	for variant in helpers serial; do
+		run_kunit "lockdep-$variant" "$build/kunit" exec numa \
+			'ktask.ktask_test_lockdep_inversion' \
+			--kernel_args "test_ktask.lockdep_inversion=$variant"
+		# shellcheck disable=SC2046 # three numbers
+		set -- $(count_json "$build/kunit-lockdep-$variant.json")
+		[ "$1" -gt 0 ] || [ "$2" -gt 0 ] ||
+			fail "kunit (lockdep-$variant): the case did not run ($3 skipped)"
+	done
+}
+
 # make run SCALE=1 (it builds build/run's kernel): one check, its exit
 # status (scripts/scale.py judges the two boots).
 run_scale() {
@@ -211,6 +231,7 @@ debug_built=$kernel_built
 if [ -n "$debug_built" ]; then
 	check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
 	check_preempt "kunit (ktask)" "$build/kunit-console.log" full
+	timed "kunit, lockdep" run_lockdep
 	run_kunit smt "$build/kunit" exec smt \
 		'ktask.ktask_test_*per_core'
 	check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
