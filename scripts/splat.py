@@ -14,9 +14,13 @@ one of its accesses in a function named ktask_* or *_ktask* (other
 code's races are printed, but not counted); other reports count as
 without it.
 
+With --expect REGEX, a boot that must make one report: exactly one
+report whose lines, joined, match REGEX (Python, DOTALL) is expected;
+none, or more than one, counts as one report.
+
 Prints each report, then a summary line; exits 1 if any counted.
 
-usage: splat.py [--kcsan] LOG...
+usage: splat.py [--kcsan | --expect REGEX] LOG...
 """
 
 import re
@@ -103,10 +107,14 @@ def main():
 	kcsan = bool(args) and args[0] == '--kcsan'
 	if kcsan:
 		args = args[1:]
+	want = None
+	if len(args) > 1 and args[0] == '--expect':
+		want = re.compile(args[1], re.DOTALL)
+		args = args[2:]
 	if not args:
 		print(__doc__.strip().splitlines()[-1], file=sys.stderr)
 		return 2
-	counted = expected = other = 0
+	counted = expected = other = wanted = 0
 	for path in args:
 		try:
 			found = list(reports(path))
@@ -118,6 +126,11 @@ def main():
 			if expected_misuse(titles, block):
 				expected += 1
 				continue
+			if want and want.search('\n'.join(block)):
+				wanted += 1
+				print(f'{path}:{lineno}: (expected) {first}')
+				if wanted == 1:
+					continue
 			if kcsan:
 				# Other reports count as they do without --kcsan.
 				ours = kcsan_in_ktask(first)
@@ -129,10 +142,14 @@ def main():
 			print(f'{path}:{lineno}: {first}')
 			for line in block[1:]:
 				print('    | ' + line)
+	if want and not wanted:
+		counted += 1
+		print(f'splat.py: no report matches {want.pattern}')
 	what = 'reports (KCSAN: races in ktask only)' if kcsan else 'reports'
 	print(f'splat.py: {counted} {what}' +
 	      (f', {other} races elsewhere' if kcsan else '') +
-	      (f', {expected} expected misuse warnings' if expected else ''))
+	      (f', {expected} expected misuse warnings' if expected else '') +
+	      (f', {wanted} expected by --expect' if want else ''))
 	return 1 if counted else 0
 
 

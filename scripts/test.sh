@@ -18,11 +18,13 @@
 #               anywhere preemption is on (one more check: the console
 #               says so); its stress case runs thousands of random jobs
 #               from 4 threads while a CPU goes on and off
-#   lockdep     the same kernel booted twice more for the case that
-#               makes lockdep report a lock its thread function takes
-#               while the caller holds it (a report turns lockdep off for
-#               the rest of the boot): once taken in a helper's chunk,
-#               once in a serial job's; it must run and pass, not skip
+#   lockdep     the same kernel booted three more times for the case
+#               that makes lockdep report a lock its thread function
+#               takes while the caller holds it (a report turns lockdep
+#               off for the rest of the boot): taken in a helper's chunk,
+#               in a serial job's, held by the start function; it must
+#               run and pass, not skip, and the console must have that
+#               one report
 #   smt         the same kernel booted with 2 cores of 2 SMT threads, for
 #               the case that needs SMT (one thread per core), in the
 #               kernel's own preemption model (none), as the guest boots
@@ -156,10 +158,12 @@ run_kcsan() {
 }
 
 # ktask_test_lockdep_inversion in a boot of its own per variant of
-# lib/test_ktask.c's lockdep_inversion: one check each, failed if the
-# case did not pass (a skip too).
+# lib/test_ktask.c's lockdep_inversion: the case (failed if it did not
+# pass, a skip too), then the console: one report, the cycle of the
+# case's job (its lock class is named after lib/test_ktask.c) and its
+# mutex, and no other.
 run_lockdep() {
-	for variant in helpers serial; do
+	for variant in helpers serial start; do
 		run_kunit "lockdep-$variant" "$build/kunit" exec numa \
 			'ktask.ktask_test_lockdep_inversion' \
 			--kernel_args "test_ktask.lockdep_inversion=$variant"
@@ -167,6 +171,9 @@ run_lockdep() {
 		set -- $(count_json "$build/kunit-lockdep-$variant.json")
 		[ "$1" -gt 0 ] || [ "$2" -gt 0 ] ||
 			fail "kunit (lockdep-$variant): the case did not run ($3 skipped)"
+		check_splats "kunit (lockdep-$variant): the cycle reported, nothing else" \
+			--expect '(?=.*possible circular locking dependency)(?=.*\(ktask \S*lib/test_ktask\.c:)(?=.*\(&d\.lock\))' \
+			"$build/kunit-lockdep-$variant-console.log"
 	done
 }
 
