@@ -65,6 +65,26 @@ static void test_helpers(int vcpus)
 	       h.res.job_cpu_ns);
 }
 
+/*
+ * A job that sets no limit of its own uses at most 4 threads, the default
+ * ktask.h gives (ktask_ctl_set_max_threads()), and, with idle vCPUs, that
+ * many: all of them up to 4 (make run SCALE=1, 32 vCPUs: exactly 4).
+ */
+static void test_default_limit(int vcpus)
+{
+	struct helpers_run h = { .threads = 0, .want = vcpus < 4 ? vcpus : 4 };
+	int tries = retry_for_helpers("default_limit", helpers_attempt, &h);
+
+	if (tries < 0) {
+		report(0, "default_limit", "the benchmark failed: %s",
+		       strerror(-tries));
+		return;
+	}
+	report(h.res.used >= h.want && h.res.used <= 4, "default_limit",
+	       "used=%d of %d vCPUs (want %d, at most the default 4, run %d)",
+	       h.res.used, vcpus, h.want, tries);
+}
+
 /* A caller pinned to one CPU gets no helper there or elsewhere. */
 static void pinned_child(int vcpus)
 {
@@ -290,8 +310,9 @@ void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(7);
+	ktap_plan(8);
 	test_helpers(vcpus);
+	test_default_limit(vcpus);
 	test_caller_forks_one(vcpus);
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
