@@ -178,7 +178,7 @@ static void busy_cpumax(int threads, int patched)
 	fflush(stdout);
 	child = fork();
 	if (!child) {
-		ret = cgroup_join_cpu_max(BUSY_CG, BUSY_QUOTA_PCT);
+		ret = cgroup_join_cpu_max(BUSY_CG, BUSY_QUOTA_PCT, 100000);
 		if (ret) {
 			printf("ktask-mm: error bench=cpumax threads=%d cgroup: %s\n",
 			       threads, strerror(-ret));

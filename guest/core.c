@@ -119,10 +119,13 @@ static void test_knob(int vcpus)
 		       res.used);
 }
 
-/* Join the test cgroup, at cpu.max @pct% of a CPU; 0, or -1 reported. */
-static int cgroup_join(const char *name, int pct)
+/*
+ * Join the test cgroup, at cpu.max @pct% of a CPU per @period_us; 0, or
+ * -1 reported.
+ */
+static int cgroup_join(const char *name, int pct, int period_us)
 {
-	int ret = cgroup_join_cpu_max(CG, pct);
+	int ret = cgroup_join_cpu_max(CG, pct, period_us);
 
 	if (ret)
 		report(0, name, "cannot join %s at %d%%: %s", CG, pct,
@@ -136,6 +139,10 @@ static int cgroup_join(const char *name, int pct)
  * thread's CPU time is mostly its vCPU waiting for a host CPU, and that
  * many times over the quota takes hours.
  */
+/* cgroup_cpu_max's period, and the scheduler's bandwidth slice. */
+#define CG_PERIOD_NS	10000000LL
+#define CG_SLICE_NS	5000000LL
+
 static int cgroup_threads(int vcpus)
 {
 	return vcpus < 2 ? vcpus : 2;
@@ -146,18 +153,25 @@ static int cgroup_threads(int vcpus)
  * that it gets them all (a 150% quota let a 120 ms job go unthrottled),
  * the job's helpers are throttled with their caller and their time is
  * counted there: the cgroup's usage covers the job's aggregate CPU time,
- * and the job takes at least that time over the quota.  Helpers outside the cgroup (as workqueue helpers would be)
- * would show as missing usage and a job finishing faster than its quota
- * allows.
+ * and the job takes at least as long as the quota allows.  Helpers
+ * outside the cgroup (as workqueue helpers would be) would show as
+ * missing usage and a job finishing faster than its quota allows.
+ *
+ * That shortest time is what the scheduler can hand out at most: the
+ * quota of each period the job reaches into, plus what is left of the
+ * period it starts in, plus a bandwidth slice (5 ms) each CPU may hold.
+ * A period of 10 ms keeps the bound close for a job of a few quotas (a
+ * 220 ms job once took 157 ms at 110% of 100 ms periods, which the
+ * 100 ms period allows).
  */
 static void cgroup_child(int vcpus)
 {
 	int threads = cgroup_threads(vcpus), pct = threads * 100 - 90;
 	long long usage0, usage1, thr0, thr1;
 	struct bench_result res;
-	double usage_pct, min_wall_ns;
+	double usage_pct, min_wall_ns, quota_ns = pct * CG_PERIOD_NS / 100;
 
-	if (cgroup_join("cgroup_cpu_max", pct))
+	if (cgroup_join("cgroup_cpu_max", pct, CG_PERIOD_NS / 1000))
 		return;
 	usage0 = read_key(CG "/cpu.stat", "usage_usec", ' ');
 	thr0 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
@@ -166,7 +180,8 @@ static void cgroup_child(int vcpus)
 	usage1 = read_key(CG "/cpu.stat", "usage_usec", ' ');
 	thr1 = read_key(CG "/cpu.stat", "nr_throttled", ' ');
 	usage_pct = (usage1 - usage0) * 1000.0 * 100 / res.job_cpu_ns;
-	min_wall_ns = 0.8 * res.job_cpu_ns * 100 / pct;
+	min_wall_ns = CG_PERIOD_NS *
+		(((double)res.job_cpu_ns - threads * CG_SLICE_NS) / quota_ns - 2);
 	report(res.used == threads && usage_pct >= 90 &&
 	       (threads == 1 || thr1 > thr0) && res.wall_ns >= min_wall_ns,
 	       "cgroup_cpu_max",
@@ -184,7 +199,7 @@ static void cgroup_serial_child(int vcpus)
 {
 	struct bench_result res;
 
-	if (cgroup_join("cgroup_cpu_max_serial", 20) ||
+	if (cgroup_join("cgroup_cpu_max_serial", 20, 100000) ||
 	    !bench_or_report("cgroup_cpu_max_serial", cgroup_threads(vcpus),
 			     &res))
 		return;

@@ -230,7 +230,7 @@ static void bound_child(int unused)
 	size_t i;
 	int err;
 
-	err = cgroup_join_cpu_max(BOUND_CG, BOUND_PCT);
+	err = cgroup_join_cpu_max(BOUND_CG, BOUND_PCT, 100000);
 	if (err) {
 		report_setup_failed(bound_names, "cgroup %s: %s", BOUND_CG,
 				    strerror(-err));

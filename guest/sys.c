@@ -291,17 +291,19 @@ int cgroup_make(const char *controller, const char *dir)
 }
 
 /*
- * Make the cgroup @dir (cgroup_make()) at cpu.max @pct% of one CPU and
- * move the calling process into it; 0 or -errno.
+ * Make the cgroup @dir (cgroup_make()) at cpu.max @pct% of one CPU in
+ * each period of @period_us and move the calling process into it; 0 or
+ * -errno.
  */
-int cgroup_join_cpu_max(const char *dir, int pct)
+int cgroup_join_cpu_max(const char *dir, int pct, int period_us)
 {
 	char path[128], quota[32];
 	int ret = cgroup_make("cpu", dir);
 
 	if (ret)
 		return ret;
-	snprintf(quota, sizeof(quota), "%d 100000\n", pct * 1000);
+	snprintf(quota, sizeof(quota), "%lld %d\n",
+		 (long long)pct * period_us / 100, period_us);
 	snprintf(path, sizeof(path), "%s/cpu.max", dir);
 	if (write_str(path, quota))
 		return -errno;
