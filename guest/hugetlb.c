@@ -336,7 +336,8 @@ static void print_meminfo(void)
  * The kernel log lines of deferred init and of the boot-time hugetlb
  * pools, prefixed "ktask-klog: ": how long each node's deferred init took
  * ("node 1 deferred pages initialised in 312ms"), and any pool shortfall;
- * then how many threads deferred init used, from the boot's trace.
+ * then how many threads deferred init planned and used, from the boot's
+ * trace.
  */
 static void print_boot_log(void)
 {
@@ -356,6 +357,9 @@ static void print_boot_log(void)
 		    strstr(line, "HugeTLB"))
 			printf("ktask-klog: %s\n", line);
 	/* With ktask, the most threads a node's deferred init job used. */
+	len = trace_planned("pgdatinit");
+	if (len > 0)
+		printf("ktask-klog: deferred_init_planned=%d\n", len);
 	len = trace_threads("pgdatinit");
 	if (len > 0)
 		printf("ktask-klog: deferred_init_threads=%d\n", len);

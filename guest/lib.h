@@ -57,6 +57,7 @@ int ksym_range(const char *name, unsigned long long *start,
 int trace_clear(void);
 void trace_start(void);
 int trace_threads(const char *match);
+int trace_planned(const char *match);
 void trace_helpers(const char *func, int nid, struct helpers_seen *seen);
 int ktask_threads_set(int threads);
 int bench_run(const char *job, int threads, struct bench_result *res);

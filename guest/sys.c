@@ -20,6 +20,8 @@
 #include "lib.h"
 
 #define JOB_END		TRACE "events/ktask/ktask_job_end/enable"
+/* Traced from boot only, for what deferred init planned. */
+#define JOB_START	TRACE "events/ktask/ktask_job_start/enable"
 
 int count_nodes(void)
 {
@@ -183,24 +185,24 @@ int ktask_threads_set(int threads)
 /* Start recording ktask_job_end events, from an empty trace. */
 void trace_start(void)
 {
+	write_str(JOB_START, "0\n");
 	trace_clear();
 	write_str(JOB_END, "1\n");
 }
 
 /*
- * Most threads a job used in the events recorded so far whose line has
+ * Most threads= of the @event events recorded so far whose line has
  * @match (the thread function, or the caller's name), or -1 if none has.
  */
-int trace_threads(const char *match)
+static int trace_most_threads(const char *event, const char *match)
 {
 	char line[512], *at;
 	int max = -1;
 	FILE *f;
 
-	write_str(JOB_END, "0\n");
 	f = fopen(TRACE "trace", "r");
 	while (f && fgets(line, sizeof(line), f)) {
-		if (!strstr(line, "ktask_job_end:") || !strstr(line, match))
+		if (!strstr(line, event) || !strstr(line, match))
 			continue;
 		at = strstr(line, " threads=");
 		if (at && atoi(at + 9) > max)
@@ -209,6 +211,20 @@ int trace_threads(const char *match)
 	if (f)
 		fclose(f);
 	return max;
+}
+
+/* Most threads that ran a chunk of a job whose line has @match. */
+int trace_threads(const char *match)
+{
+	write_str(JOB_START, "0\n");
+	write_str(JOB_END, "0\n");
+	return trace_most_threads("ktask_job_end:", match);
+}
+
+/* Most threads a job whose line has @match planned (boot trace only). */
+int trace_planned(const char *match)
+{
+	return trace_most_threads("ktask_job_start:", match);
 }
 
 /*

@@ -124,7 +124,7 @@ compare=
 # trace clock set up front (under TCG the kernel would switch to it late
 # in boot, and that empties the trace).  The mm boots also get hugetlb
 # pools.
-boot_params="trace_clock=global nokaslr trace_event=ktask:ktask_job_end"
+boot_params="trace_clock=global nokaslr trace_event=ktask:ktask_job_start,ktask:ktask_job_end"
 user_params=$extra
 extra="intel_iommu=on $boot_params hugepagesz=2M hugepages=$pages_2m hugepagesz=1G hugepages=${HUGEPAGES_1G:-$p_1g} $user_params"
 
