@@ -48,16 +48,23 @@ static int helpers_attempt(void *ctx)
 	return ret ? ret : h->res.used >= h->want;
 }
 
+/* Run @h's job until a helper took part; its runs, or -1 reported. */
+static int helpers_retried(const char *name, struct helpers_run *h)
+{
+	int tries = retry_for_helpers(name, helpers_attempt, h);
+
+	if (tries < 0)
+		report(0, name, "the benchmark failed: %s", strerror(-tries));
+	return tries;
+}
+
 static void test_helpers(int vcpus)
 {
 	struct helpers_run h = { .threads = vcpus, .want = vcpus < 4 ? vcpus : 4 };
-	int tries = retry_for_helpers("helpers", helpers_attempt, &h);
+	int tries = helpers_retried("helpers", &h);
 
-	if (tries < 0) {
-		report(0, "helpers", "the benchmark failed: %s",
-		       strerror(-tries));
+	if (tries < 0)
 		return;
-	}
 	report(h.res.used >= h.want && h.res.used <= vcpus &&
 	       h.res.job_cpu_ns >= h.res.cpu_ns, "helpers",
 	       "used=%d (want %d to %d, run %d) cpu_ns=%llu job_cpu_ns=%llu",
@@ -73,13 +80,10 @@ static void test_helpers(int vcpus)
 static void test_default_limit(int vcpus)
 {
 	struct helpers_run h = { .threads = 0, .want = vcpus < 4 ? vcpus : 4 };
-	int tries = retry_for_helpers("default_limit", helpers_attempt, &h);
+	int tries = helpers_retried("default_limit", &h);
 
-	if (tries < 0) {
-		report(0, "default_limit", "the benchmark failed: %s",
-		       strerror(-tries));
+	if (tries < 0)
 		return;
-	}
 	report(h.res.used >= h.want && h.res.used <= 4, "default_limit",
 	       "used=%d of %d vCPUs (want %d, at most the default 4, run %d)",
 	       h.res.used, vcpus, h.want, tries);
@@ -133,16 +137,16 @@ static int cgroup_join(const char *name, int pct, int period_us)
 	return ret;
 }
 
+/* cgroup_cpu_max's period, and the scheduler's bandwidth slice. */
+#define CG_PERIOD_NS	10000000LL
+#define CG_SLICE_NS	5000000LL
+
 /*
  * Threads of a job in the cgroup: at most 2, at a quota of 110% that two
  * threads exceed by far in every period.  With many vCPUs under TCG, each
  * thread's CPU time is mostly its vCPU waiting for a host CPU, and that
  * many times over the quota takes hours.
  */
-/* cgroup_cpu_max's period, and the scheduler's bandwidth slice. */
-#define CG_PERIOD_NS	10000000LL
-#define CG_SLICE_NS	5000000LL
-
 static int cgroup_threads(int vcpus)
 {
 	return vcpus < 2 ? vcpus : 2;
