@@ -28,48 +28,36 @@ static int bench_or_report(const char *name, int threads,
 	return !ret;
 }
 
-/*
- * A user task's job uses helpers, at least one thread per vCPU up to 4
- * and at most one per vCPU (with more vCPUs, how many get a chunk before
- * the job runs out depends on timing), and its CPU time includes theirs.
- * A helper whose vCPU the host did not run for the whole job gets no
- * chunk, so a job with too few threads is run again (retry_for_helpers()).
- */
-struct helpers_run {
-	int			threads, want;
-	struct bench_result	res;
-};
-
-static int helpers_attempt(void *ctx)
+/* The cpu job until @want threads took part: its runs, or -1 reported. */
+static int helpers_retried(const char *name, int threads, int want,
+			   struct bench_result *res)
 {
-	struct helpers_run *h = ctx;
-	int ret = bench_run("cpu", h->threads, &h->res);
-
-	return ret ? ret : h->res.used >= h->want;
-}
-
-/* Run @h's job until a helper took part; its runs, or -1 reported. */
-static int helpers_retried(const char *name, struct helpers_run *h)
-{
-	int tries = retry_for_helpers(name, helpers_attempt, h);
+	int tries = bench_run_helped(name, threads, want, res);
 
 	if (tries < 0)
 		report(0, name, "the benchmark failed: %s", strerror(-tries));
 	return tries;
 }
 
+/*
+ * A user task's job uses helpers, at least one thread per vCPU up to 4
+ * and at most one per vCPU (with more vCPUs, how many get a chunk before
+ * the job runs out depends on timing), and its CPU time includes theirs.
+ * A helper whose vCPU the host did not run for the whole job gets no
+ * chunk, so a job with too few threads is run again (bench_run_helped()).
+ */
 static void test_helpers(int vcpus)
 {
-	struct helpers_run h = { .threads = vcpus, .want = vcpus < 4 ? vcpus : 4 };
-	int tries = helpers_retried("helpers", &h);
+	int want = vcpus < 4 ? vcpus : 4;
+	struct bench_result res;
+	int tries = helpers_retried("helpers", vcpus, want, &res);
 
 	if (tries < 0)
 		return;
-	report(h.res.used >= h.want && h.res.used <= vcpus &&
-	       h.res.job_cpu_ns >= h.res.cpu_ns, "helpers",
+	report(res.used >= want && res.used <= vcpus &&
+	       res.job_cpu_ns >= res.cpu_ns, "helpers",
 	       "used=%d (want %d to %d, run %d) cpu_ns=%llu job_cpu_ns=%llu",
-	       h.res.used, h.want, vcpus, tries, h.res.cpu_ns,
-	       h.res.job_cpu_ns);
+	       res.used, want, vcpus, tries, res.cpu_ns, res.job_cpu_ns);
 }
 
 /*
@@ -79,14 +67,15 @@ static void test_helpers(int vcpus)
  */
 static void test_default_limit(int vcpus)
 {
-	struct helpers_run h = { .threads = 0, .want = vcpus < 4 ? vcpus : 4 };
-	int tries = helpers_retried("default_limit", &h);
+	int want = vcpus < 4 ? vcpus : 4;
+	struct bench_result res;
+	int tries = helpers_retried("default_limit", 0, want, &res);
 
 	if (tries < 0)
 		return;
-	report(h.res.used >= h.want && h.res.used <= 4, "default_limit",
+	report(res.used >= want && res.used <= 4, "default_limit",
 	       "used=%d of %d vCPUs (want %d, at most the default 4, run %d)",
-	       h.res.used, vcpus, h.want, tries);
+	       res.used, vcpus, want, tries);
 }
 
 /* A caller pinned to one CPU gets no helper there or elsewhere. */

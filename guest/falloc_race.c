@@ -55,9 +55,10 @@
 #define RACE_SIGNAL_AT	2	/* pages written before the signal */
 /*
  * Before its first write, the writer waits until the call has reserved
- * its range (HugePages_Rsvd goes up), for at most RACE_START_US: a range
- * that has pages already runs serially, and the tests want the threaded
- * path.  A call that runs serially reserves nothing.
+ * its range (HugePages_Rsvd goes up), and, before a signal, until it has
+ * a helper, for at most RACE_START_US each: a range that has pages
+ * already runs serially, and the tests want the threaded path.  A call
+ * that runs serially reserves nothing.
  */
 #define RACE_START_US	300000
 #ifndef MADV_POPULATE_WRITE
@@ -109,17 +110,28 @@ struct race_total {
 	long	written;
 };
 
-static void race_wait_reserved(struct race *r)
+/* Whether the call has reserved its range. */
+static int race_reserved(struct race *r)
 {
-	long long t0 = now_ns();
 	struct pool p;
 
-	do {
-		pool_read(SZ_2M, &p);
-		if (p.rsvd > r->rsvd)
-			return;
+	pool_read(SZ_2M, &p);
+	return p.rsvd > r->rsvd;
+}
+
+/* Whether the call has a helper: a thread beside the caller and writer. */
+static int race_helped(struct race *r)
+{
+	return read_key("/proc/self/status", "Threads", ':') > 2;
+}
+
+/* Until @cond, the call's return or RACE_START_US, whichever is first. */
+static void race_wait(struct race *r, int (*cond)(struct race *r))
+{
+	long long t0 = now_ns();
+
+	while (!cond(r) && !r->done && now_ns() - t0 < RACE_START_US * 1000LL)
 		usleep(1000);
-	} while (!r->done && now_ns() - t0 < RACE_START_US * 1000LL);
 }
 
 /*
@@ -149,7 +161,16 @@ static void *race_writer(void *arg)
 	long j;
 
 	if (r->threaded)
-		race_wait_reserved(r);
+		race_wait(r, race_reserved);
+	/*
+	 * The signal ends the call: a helper that has not taken a chunk by
+	 * then never does, and the round tests the serial path.  Give one
+	 * the time to start and take a chunk first.
+	 */
+	if (r->signal_at) {
+		race_wait(r, race_helped);
+		usleep(2000);
+	}
 	while (!r->done) {
 		for (j = r->pages - 1; j >= 0 && !r->done; j--) {
 			char *p = r->map + j * SZ_2M;
