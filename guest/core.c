@@ -28,7 +28,7 @@ static int bench_or_report(const char *name, int threads,
 	return !ret;
 }
 
-/* The cpu job until @want threads took part: its runs, or -1 reported. */
+/* The cpu job until @want threads took part: its runs, or -errno reported. */
 static int helpers_retried(const char *name, int threads, int want,
 			   struct bench_result *res)
 {

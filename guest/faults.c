@@ -247,7 +247,7 @@ void run_fault_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 	unsigned long long start = 0, end = 0, hs, he, want_sum;
-	struct bench_result serial, res;
+	struct bench_result serial = { 0 }, res = { 0 };
 	char units[32] = "";
 	int ret, i;
 

@@ -7,20 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lib.h"
 #include "hogs.h"
-
-/*
- * ktask counts a CPU that runs a task as busy by the scheduler's average
- * of its load, whose half-life is about 32 ms: a hog of a moment ago is
- * not load yet, and one killed a moment ago still is, whenever anything
- * else runs there.  100 ms is three half-lives.
- */
-static const struct timespec load_settle = { 0, 100000000 };
 
 /* Map @h's counters, which its hogs write: 0 or -errno. */
 int hogs_init(struct hogs *h)
@@ -60,18 +53,50 @@ static void hog(volatile unsigned long *count)
 
 /*
  * Until process @pid has had more than one thread for 2 ms, time for its
- * helper to take a chunk: the hog sleeps a millisecond between looks, so
- * its vCPU stays idle meanwhile.
+ * helper to take a chunk: the watching hog sleeps a millisecond between
+ * looks, so its vCPU stays mostly idle meanwhile.  Returns 0, or -1 once
+ * @pid is gone: its hogs then have nothing to load.
  */
-static void wait_for_threads(pid_t pid)
+static int wait_for_threads(pid_t pid)
 {
 	struct timespec ms = { 0, 1000000 }, two_ms = { 0, 2000000 };
+	long long threads;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	while (read_key(path, "Threads", ':') == 1)
+	while ((threads = read_key(path, "Threads", ':')) == 1)
 		nanosleep(&ms, NULL);
+	if (threads < 0)
+		return -1;
 	nanosleep(&two_ms, NULL);
+	return 0;
+}
+
+/*
+ * Hog number @i of @nr, with @watch > 0: the first watches process @watch
+ * and then lets the others go, one byte each down @go; they wait in
+ * read(), which costs no CPU.  One hog looks at /proc, not each: four
+ * reading one process's status every millisecond spun on its locks, vCPUs
+ * the host had descheduled holding them, and kept every vCPU busy.  A hog
+ * whose parent dies, or whose watched process is gone, exits.
+ */
+static void hog_wait(int i, int nr, pid_t watch, const int go[2])
+{
+	char c = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (watch <= 0)
+		return;
+	if (i) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(0);
+		return;
+	}
+	if (wait_for_threads(watch))
+		_exit(0);
+	for (nr = (nr < MAX_HOGS ? nr : MAX_HOGS) - 1; nr > 0; nr--)
+		if (write(go[1], &c, 1) != 1)
+			_exit(0);
 }
 
 /*
@@ -84,54 +109,62 @@ static void wait_for_threads(pid_t pid)
  */
 static int hogs_fork(struct hogs *h, int nr, int vcpus, pid_t watch)
 {
-	int i;
+	int i, ret = 0, go[2] = { -1, -1 };
 
 	h->nr = 0;
+	if (watch > 0 && pipe(go))
+		return -errno;
 	for (i = 0; i < nr && i < MAX_HOGS; i++) {
-		pid_t pid = fork();
+		pid_t pid;
 
-		if (pid < 0)
-			return -errno;
+		h->counters[i].count = 0;
+		pid = fork();
+		if (pid < 0) {
+			ret = -errno;
+			break;
+		}
 		if (!pid) {
 			pin_to(vcpus - 1 - i);
-			if (watch > 0)
-				wait_for_threads(watch);
+			hog_wait(i, nr, watch, go);
 			hog(&h->counters[i].count);
 		}
 		h->pids[h->nr++] = pid;
 	}
-	return 0;
+	if (watch > 0) {
+		close(go[0]);
+		close(go[1]);
+	}
+	return ret;
 }
 
-/* The hogs, load by the time it returns (load_settle). */
+/* The hogs, load by the time it returns (wait_load_settle()). */
 int hogs_start(struct hogs *h, int nr, int vcpus)
 {
 	int ret = hogs_fork(h, nr, vcpus, 0);
 
 	if (!ret)
-		nanosleep(&load_settle, NULL);
+		wait_load_settle();
 	return ret;
 }
 
 /*
  * The hogs, waiting for @watch's threads by the time it returns, and the
- * load of their start gone from the average (load_settle): a job started
- * then finds its vCPUs idle.
+ * load of their start gone from the average (wait_load_settle()): a job
+ * started then finds its vCPUs idle.
  */
 int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch)
 {
 	int ret = hogs_fork(h, nr, vcpus, watch);
 
 	if (!ret)
-		nanosleep(&load_settle, NULL);
+		wait_load_settle();
 	return ret;
 }
 
 /*
  * Kill the hogs, and return once their load has left the average
- * (load_settle): a job right after would otherwise find its CPUs busy and
- * plan no helper, as the busy cases of guarantees.c's left_behind() did
- * in 10 of 10 VFIO maps, each started as the last one's hogs died.
+ * (wait_load_settle()): a job started right after would find a vCPU busy
+ * whenever anything ran there, and plan no helper for it.
  */
 void hogs_stop(struct hogs *h)
 {
@@ -143,7 +176,7 @@ void hogs_stop(struct hogs *h)
 	}
 	h->nr = 0;
 	if (ran)
-		nanosleep(&load_settle, NULL);
+		wait_load_settle();
 }
 
 unsigned long long hogs_count(struct hogs *h)

@@ -66,6 +66,7 @@ int bench_run_as(const char *job, int threads, const char *caller,
 void in_child(void (*fn)(int), int arg, const char *const *names);
 int cgroup_make(const char *controller, const char *dir);
 int cgroup_join_cpu_max(const char *dir, int pct, int period_us);
+void wait_load_settle(void);
 int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx);
 int bench_run_helped(const char *name, int threads, int want,
 		     struct bench_result *res);

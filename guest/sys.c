@@ -334,9 +334,21 @@ int cgroup_join_cpu_max(const char *dir, int pct, int period_us)
  * a diagnostic line of @name's test ("retry: ..."), which the host
  * counts.  Returns the runs made, or the error.
  */
+/*
+ * ktask counts a CPU that runs a task as busy by the scheduler's average
+ * of its load, whose half-life is about 32 ms: load of a moment ago is
+ * still load whenever anything runs there, and load just started is not
+ * load yet.  Sleep three half-lives.
+ */
+void wait_load_settle(void)
+{
+	struct timespec settle = { 0, 100000000 };
+
+	nanosleep(&settle, NULL);
+}
+
 int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx)
 {
-	struct timespec pause = { 0, 100000000 };
 	int tries, ret;
 
 	for (tries = 1; ; tries++) {
@@ -348,7 +360,7 @@ int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx)
 		ktap_diag("retry: %s: no helper took a chunk in run %d of %d",
 			  name, tries, HELPER_TRIES);
 		/* Whatever kept the vCPUs busy leaves the load average. */
-		nanosleep(&pause, NULL);
+		wait_load_settle();
 	}
 }
 
