@@ -103,11 +103,12 @@ static void hog_wait(int i, int nr, pid_t watch, const int go[2])
  * Start @nr hogs on the last @nr vCPUs, at once or, with @watch > 0,
  * once process @watch has more than one thread (its ktask helpers, which
  * find every vCPU idle when they start and a hog beside them from then
- * on); 0 or -errno.  A hog is on its vCPU before it waits: the scheduler
- * puts a new task on an idle CPU, and there it is load (a new task's
- * average starts at half the CPU's capacity) wherever it waits.
+ * on); 0 or -errno, once the load has settled (wait_load_settle()).  A
+ * hog is on its vCPU before it waits: the scheduler puts a new task on an
+ * idle CPU, and there it is load (a new task's average starts at half the
+ * CPU's capacity) wherever it waits.
  */
-static int hogs_fork(struct hogs *h, int nr, int vcpus, pid_t watch)
+int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch)
 {
 	int i, ret = 0, go[2] = { -1, -1 };
 
@@ -134,31 +135,18 @@ static int hogs_fork(struct hogs *h, int nr, int vcpus, pid_t watch)
 		close(go[0]);
 		close(go[1]);
 	}
+	/*
+	 * Running hogs are load by then; waiting ones have left the average
+	 * with the load of their start, and a job finds their vCPUs idle.
+	 */
+	if (!ret)
+		wait_load_settle();
 	return ret;
 }
 
-/* The hogs, load by the time it returns (wait_load_settle()). */
 int hogs_start(struct hogs *h, int nr, int vcpus)
 {
-	int ret = hogs_fork(h, nr, vcpus, 0);
-
-	if (!ret)
-		wait_load_settle();
-	return ret;
-}
-
-/*
- * The hogs, waiting for @watch's threads by the time it returns, and the
- * load of their start gone from the average (wait_load_settle()): a job
- * started then finds its vCPUs idle.
- */
-int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch)
-{
-	int ret = hogs_fork(h, nr, vcpus, watch);
-
-	if (!ret)
-		wait_load_settle();
-	return ret;
+	return hogs_start_with_threads(h, nr, vcpus, 0);
 }
 
 /*

@@ -328,13 +328,6 @@ int cgroup_join_cpu_max(const char *dir, int pct, int period_us)
 }
 
 /*
- * Run @attempt(@ctx) until it returns 1 (a helper took part), an error
- * (negative) or HELPER_TRIES runs: a helper whose vCPU the host does not
- * run in time takes no chunk, and the job ends without it.  Each retry is
- * a diagnostic line of @name's test ("retry: ..."), which the host
- * counts.  Returns the runs made, or the error.
- */
-/*
  * ktask counts a CPU that runs a task as busy by the scheduler's average
  * of its load, whose half-life is about 32 ms: load of a moment ago is
  * still load whenever anything runs there, and load just started is not
@@ -347,6 +340,13 @@ void wait_load_settle(void)
 	nanosleep(&settle, NULL);
 }
 
+/*
+ * Run @attempt(@ctx) until it returns 1 (a helper took part), an error
+ * (negative) or HELPER_TRIES runs: a helper whose vCPU the host does not
+ * run in time takes no chunk, and the job ends without it.  Each retry is
+ * a diagnostic line of @name's test ("retry: ..."), which the host
+ * counts.  Returns the runs made, or the error.
+ */
 int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx)
 {
 	int tries, ret;
