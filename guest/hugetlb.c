@@ -26,6 +26,10 @@
 #include "placement.h"
 #include "suites.h"
 
+/* memset() per thread for ktask.mem_threads: past the guest's caches. */
+#define MEM_THREADS_BYTES	(64UL << 20)
+#define MEM_THREADS_MAX		8
+
 /* Nodes whose deferred init jobs test_deferred_init() counts. */
 #define MAX_NODES	64
 
@@ -92,6 +96,48 @@ static void test_falloc(const char *name, unsigned long size, long pages,
 	report(ok, name, "%ld pages of %lu MiB: threads %d and %d, zeroed, same blocks and pool (free %lld)",
 	       pages, size >> 20, serial.threads, threaded.threads,
 	       threaded.pool.free);
+}
+
+/*
+ * ktask.mem_threads as ktask.rst says to set it: the fewest threads whose
+ * memset() reaches 90% of the best rate at 1..@vcpus threads (8 at most).
+ * fallocate() of 2 MiB pages, which it bounds, then uses no more threads
+ * than that, and at 1 runs alone; ktask.max_threads is 0 for both runs.
+ */
+static void test_falloc_mem_threads(int vcpus)
+{
+	const char *name = "falloc_mem_threads", *dir = huge_mount(SZ_2M);
+	unsigned long len = huge_free(SZ_2M) * 3 / 4 * SZ_2M;
+	double rates[MEM_THREADS_MAX];
+	struct falloc_result one, knee_run;
+	int knee, t;
+
+	/* make run SCALE=1's 32 vCPUs run on a few host CPUs. */
+	if (vcpus > MEM_THREADS_MAX)
+		vcpus = MEM_THREADS_MAX;
+	knee = memset_knee(vcpus, MEM_THREADS_BYTES, 3, rates);
+	if (!dir || knee < 1) {
+		report(0, name, "setup failed: %s", strerror(errno));
+		return;
+	}
+	for (t = 1; t <= vcpus; t++)
+		ktap_diag("%s memset threads=%d GB/s=%.2f", name, t,
+			  rates[t - 1]);
+	if (ktask_mem_threads_set(1) ||
+	    falloc_run(dir, SZ_2M, len, 0, 0, 0, &one) ||
+	    ktask_mem_threads_set(knee) ||
+	    falloc_run(dir, SZ_2M, len, 0, 0, 0, &knee_run)) {
+		report(0, name, "setup failed: %s", strerror(errno));
+		ktask_mem_threads_set(0);
+		return;
+	}
+	ktask_mem_threads_set(0);
+	print_falloc(name, "mem_threads=1", &one);
+	print_falloc(name, "mem_threads=knee", &knee_run);
+	report(!one.err && !knee_run.err && one.threads == 1 &&
+	       knee_run.threads >= 1 && knee_run.threads <= knee, name,
+	       "memset reaches 90%% of its best rate at %d of %d threads; fallocate() of %lu MiB used %d thread(s) at mem_threads=1, %d at %d",
+	       knee, vcpus, len >> 20, one.threads, knee_run.threads, knee);
 }
 
 /*
@@ -430,8 +476,9 @@ void run_falloc_placement(const struct boot *b)
 /* The fallocate() tests of 2 MiB pages: make test's, and MODE=falloc's. */
 void run_falloc_tests(const struct boot *b)
 {
-	ktap_plan(3);
+	ktap_plan(4);
 	test_falloc("falloc_2m", SZ_2M, huge_free(SZ_2M) * 3 / 4, b->vcpus);
+	test_falloc_mem_threads(b->vcpus);
 	test_falloc_enospc();
 	test_falloc_reserved();
 	ktask_threads_set(0);

@@ -16,7 +16,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,45 +27,17 @@
 #include "vfio_dev.h"
 
 #define MEMSET_BYTES	(256UL << 20)	/* per thread */
-#define MEMSET_PASSES	1
 #define BENCH_FRESH	SZ_1G		/* the VFIO maps */
 #define BENCH_WARM	(4 * SZ_1G)
-
-static void *memset_thread(void *arg)
-{
-	int pass;
-
-	for (pass = 0; pass < MEMSET_PASSES; pass++)
-		memset(arg, pass, MEMSET_BYTES);
-	return NULL;
-}
 
 /* @threads threads memset() their own, already faulted, memory. */
 static void bench_memset(int threads)
 {
-	pthread_t tid[64];
-	void *buf[64];
-	long long t0, wall;
-	int i, n = 0;
+	long long wall = memset_wall_ns(threads, MEMSET_BYTES);
 
-	for (i = 0; i < threads && i < 64; i++) {
-		buf[i] = mmap(NULL, MEMSET_BYTES, PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (buf[i] == MAP_FAILED)
-			break;
-	}
-	threads = i;
-	t0 = now_ns();
-	for (i = 0; i < threads; i++)
-		n += !pthread_create(&tid[i], NULL, memset_thread, buf[i]);
-	for (i = 0; i < n; i++)
-		pthread_join(tid[i], NULL);
-	wall = now_ns() - t0;
-	for (i = 0; i < threads; i++)
-		munmap(buf[i], MEMSET_BYTES);
-	if (n == threads && n)
+	if (wall > 0)
 		printf("ktask-mm: bench=memset threads=%d used=%d bytes=%lu wall_ns=%lld\n",
-		       threads, n, n * MEMSET_BYTES * MEMSET_PASSES, wall);
+		       threads, threads, threads * MEMSET_BYTES, wall);
 	else
 		printf("ktask-mm: error bench=memset threads=%d\n", threads);
 }

@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -174,12 +176,98 @@ int bench_run(const char *job, int threads, struct bench_result *res)
 	return bench_run_as(job, threads, "user", res);
 }
 
-int ktask_threads_set(int threads)
+static int write_int(const char *path, int value)
 {
 	char buf[16];
 
-	snprintf(buf, sizeof(buf), "%d\n", threads);
-	return write_str(KNOB_THREADS, buf);
+	snprintf(buf, sizeof(buf), "%d\n", value);
+	return write_str(path, buf);
+}
+
+int ktask_threads_set(int threads)
+{
+	return write_int(KNOB_THREADS, threads);
+}
+
+int ktask_mem_threads_set(int threads)
+{
+	return write_int(KNOB_MEM_THREADS, threads);
+}
+
+struct memset_arg {
+	void		*buf;
+	unsigned long	bytes;
+};
+
+static void *memset_thread(void *arg)
+{
+	struct memset_arg *m = arg;
+
+	memset(m->buf, 1, m->bytes);
+	return NULL;
+}
+
+/*
+ * @threads threads memset() @bytes each of their own memory, faulted in
+ * before the clock starts: the wall time in ns, -1 if a buffer or a
+ * thread could not be had.
+ */
+long long memset_wall_ns(int threads, unsigned long bytes)
+{
+	struct memset_arg arg[MEMSET_MAX_THREADS];
+	pthread_t tid[MEMSET_MAX_THREADS];
+	long long t0, wall = -1;
+	int i, n = 0, mapped;
+
+	if (threads < 1 || threads > MEMSET_MAX_THREADS)
+		return -1;
+	for (mapped = 0; mapped < threads; mapped++) {
+		arg[mapped].bytes = bytes;
+		arg[mapped].buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS |
+				       MAP_POPULATE, -1, 0);
+		if (arg[mapped].buf == MAP_FAILED)
+			break;
+	}
+	t0 = now_ns();
+	for (i = 0; mapped == threads && i < threads; i++)
+		n += !pthread_create(&tid[n], NULL, memset_thread, &arg[i]);
+	for (i = 0; i < n; i++)
+		pthread_join(tid[i], NULL);
+	if (n == threads)
+		wall = now_ns() - t0;
+	for (i = 0; i < mapped; i++)
+		munmap(arg[i].buf, bytes);
+	return wall;
+}
+
+/*
+ * What ktask.mem_threads should be: the fewest of 1..@max threads whose
+ * memset() of @bytes each reaches 90% of the best rate, each count's
+ * rate the best of @runs, in @rates[count - 1] (bytes per ns: GB/s).
+ * -1 if a run failed.
+ */
+int memset_knee(int max, unsigned long bytes, int runs, double *rates)
+{
+	double best = 0;
+	long long wall;
+	int t, r;
+
+	for (t = 1; t <= max; t++) {
+		rates[t - 1] = 0;
+		for (r = 0; r < runs; r++) {
+			wall = memset_wall_ns(t, bytes);
+			if (wall <= 0)
+				return -1;
+			if ((double)t * bytes / wall > rates[t - 1])
+				rates[t - 1] = (double)t * bytes / wall;
+		}
+		if (rates[t - 1] > best)
+			best = rates[t - 1];
+	}
+	for (t = 1; rates[t - 1] < 0.9 * best; t++)
+		;
+	return t;
 }
 
 /* Start recording ktask_job_end events, from an empty trace. */

@@ -145,6 +145,17 @@ MM_BENCHES = (
 MM_WRITERS = ('falloc', 'touch_1g')
 
 
+def mem_threads(ceiling):
+	"""What ktask.mem_threads should be, from the patched kernel's memset
+	rates by thread count: the fewest threads whose median reaches 90% of
+	the best median; 0 with no memset runs."""
+	rates = {int(t): median(v) for (label, t), v in ceiling.items() if label == 'patched'}
+	if not rates:
+		return 0, 0
+	best = max(rates.values())
+	return min(t for t, r in rates.items() if r >= 0.9 * best), max(rates)
+
+
 def mm_tables(runs):
 	"""fallocate, 1 GiB touch and memset, patched and unpatched side by side."""
 	out = ['mm callers (speedup = median rate / median serial rate; vs unpatched ='
@@ -188,6 +199,10 @@ def mm_tables(runs):
 		if top > 1 and of_top:
 			out.append(f'  {bench} at {top} threads: {of_top * 100:.0f}% of the memset rate '
 				   f'(target >= 90%: {"met" if of_top >= 0.9 else "missed"})')
+	knee, most = mem_threads(ceiling)
+	if knee:
+		out.append(f'  ktask.mem_threads for this machine: {knee} (memset reaches 90% of '
+			   f'its best rate at {knee} of {most} threads; ktask.rst, Configuration)')
 	rows, targets = busy_rows(runs)
 	if rows:
 		out += [''] + BUSY_TITLE + table(rows) + ['targets (reported, not asserted):'] + targets
