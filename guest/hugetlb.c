@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,6 @@
 #include "huge.h"
 #include "placement.h"
 #include "suites.h"
-
-/* memset() per thread for ktask.mem_threads: past the guest's caches. */
-#define MEM_THREADS_BYTES	(64UL << 20)
-#define MEM_THREADS_MAX		8
 
 /* Nodes whose deferred init jobs test_deferred_init() counts. */
 #define MAX_NODES	64
@@ -99,45 +96,78 @@ static void test_falloc(const char *name, unsigned long size, long pages,
 }
 
 /*
- * ktask.mem_threads as ktask.rst says to set it: the fewest threads whose
- * memset() reaches 90% of the best rate at 1..@vcpus threads (8 at most).
- * fallocate() of 2 MiB pages, which it bounds, then uses no more threads
- * than that, and at 1 runs alone; ktask.max_threads is 0 for both runs.
+ * fallocate() of 2 MiB pages is a memory-bound job: at ktask.mem_threads=1
+ * it runs alone, and at 2 on two threads at most, with ktask.max_threads
+ * at 0 (falloc_2m runs the same call on two or more threads then).
  */
-static void test_falloc_mem_threads(int vcpus)
+static void test_falloc_mem_threads(void)
 {
 	const char *name = "falloc_mem_threads", *dir = huge_mount(SZ_2M);
 	unsigned long len = huge_free(SZ_2M) * 3 / 4 * SZ_2M;
-	double rates[MEM_THREADS_MAX];
-	struct falloc_result one, knee_run;
-	int knee, t;
+	struct falloc_result one, two;
 
-	/* make run SCALE=1's 32 vCPUs run on a few host CPUs. */
-	if (vcpus > MEM_THREADS_MAX)
-		vcpus = MEM_THREADS_MAX;
-	knee = memset_knee(vcpus, MEM_THREADS_BYTES, 3, rates);
-	if (!dir || knee < 1) {
-		report(0, name, "setup failed: %s", strerror(errno));
-		return;
-	}
-	for (t = 1; t <= vcpus; t++)
-		ktap_diag("%s memset threads=%d GB/s=%.2f", name, t,
-			  rates[t - 1]);
-	if (ktask_mem_threads_set(1) ||
+	if (!dir || ktask_mem_threads_set(1) ||
 	    falloc_run(dir, SZ_2M, len, 0, 0, 0, &one) ||
-	    ktask_mem_threads_set(knee) ||
-	    falloc_run(dir, SZ_2M, len, 0, 0, 0, &knee_run)) {
+	    ktask_mem_threads_set(2) ||
+	    falloc_run(dir, SZ_2M, len, 0, 0, 0, &two)) {
 		report(0, name, "setup failed: %s", strerror(errno));
-		ktask_mem_threads_set(0);
 		return;
 	}
-	ktask_mem_threads_set(0);
 	print_falloc(name, "mem_threads=1", &one);
-	print_falloc(name, "mem_threads=knee", &knee_run);
-	report(!one.err && !knee_run.err && one.threads == 1 &&
-	       knee_run.threads >= 1 && knee_run.threads <= knee, name,
-	       "memset reaches 90%% of its best rate at %d of %d threads; fallocate() of %lu MiB used %d thread(s) at mem_threads=1, %d at %d",
-	       knee, vcpus, len >> 20, one.threads, knee_run.threads, knee);
+	print_falloc(name, "mem_threads=2", &two);
+	report(!one.err && !two.err && one.threads == 1 &&
+	       two.threads >= 1 && two.threads <= 2, name,
+	       "fallocate() of %lu MiB: %d thread(s) at ktask.mem_threads=1, %d at 2",
+	       len >> 20, one.threads, two.threads);
+}
+
+/* struct sched_attr of sched_setattr(2), which glibc does not declare. */
+struct dl_attr {
+	uint32_t	size, policy;
+	uint64_t	flags;
+	int32_t		nice;
+	uint32_t	priority;
+	uint64_t	runtime, deadline, period;	/* ns */
+};
+
+static const char *const deadline_names[] = { "falloc_deadline", NULL };
+
+/*
+ * A SCHED_DEADLINE caller cannot fork (sched_fork() refuses a deadline
+ * task), so its fallocate() plans one thread and runs alone, rather than
+ * plan helpers and fail a fork for each.  Its runtime is most of each
+ * period, so throttling slows it little.
+ */
+static void falloc_deadline_child(int unused)
+{
+	const char *name = deadline_names[0], *dir = huge_mount(SZ_2M);
+	unsigned long len = huge_free(SZ_2M) * 3 / 4 * SZ_2M;
+	struct dl_attr attr = {
+		.size		= sizeof(attr),
+		.policy		= 6,		/* SCHED_DEADLINE */
+		.runtime	= 90 * 1000 * 1000,
+		.deadline	= 100 * 1000 * 1000,
+		.period		= 100 * 1000 * 1000,
+	};
+	int fd, err, planned, threads;
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/deadline", dir ? dir : "");
+	if (!dir || ktask_threads_set(0) ||
+	    syscall(SYS_sched_setattr, 0, &attr, 0) ||
+	    (fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600)) < 0) {
+		report(0, name, "setup failed: %s", strerror(errno));
+		return;
+	}
+	trace_start_planned();
+	err = fallocate(fd, 0, 0, len) ? errno : 0;
+	threads = trace_threads("hugetlbfs_falloc_chunk");
+	planned = trace_planned("hugetlbfs_falloc_chunk");
+	close(fd);
+	unlink(path);
+	report(!err && planned == 1 && threads == 1, name,
+	       "fallocate() of %lu MiB by a SCHED_DEADLINE task: errno %d, %d thread(s) planned, %d ran (want 1 and 1)",
+	       len >> 20, err, planned, threads);
 }
 
 /*
@@ -476,9 +506,11 @@ void run_falloc_placement(const struct boot *b)
 /* The fallocate() tests of 2 MiB pages: make test's, and MODE=falloc's. */
 void run_falloc_tests(const struct boot *b)
 {
-	ktap_plan(4);
+	ktap_plan(5);
 	test_falloc("falloc_2m", SZ_2M, huge_free(SZ_2M) * 3 / 4, b->vcpus);
-	test_falloc_mem_threads(b->vcpus);
+	test_falloc_mem_threads();
+	ktask_mem_threads_set(0);
+	in_child(falloc_deadline_child, 0, deadline_names);
 	test_falloc_enospc();
 	test_falloc_reserved();
 	ktask_threads_set(0);

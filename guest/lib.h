@@ -16,7 +16,7 @@
 
 #define BENCH		"/sys/kernel/debug/ktask/bench"
 #define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
-#define KNOB_MEM_THREADS	"/sys/module/ktask/parameters/mem_threads"
+#define KNOB_MEM_THREADS "/sys/module/ktask/parameters/mem_threads"
 #define KNOB_LENDING	"/sys/module/ktask/parameters/priority_lending"
 #define CGROOT		"/sys/fs/cgroup"
 #define TRACE		"/sys/kernel/tracing/"
@@ -57,14 +57,12 @@ int ksym_range(const char *name, unsigned long long *start,
 	       unsigned long long *end);
 int trace_clear(void);
 void trace_start(void);
+void trace_start_planned(void);
 int trace_threads(const char *match);
 int trace_planned(const char *match);
 void trace_helpers(const char *func, int nid, struct helpers_seen *seen);
 int ktask_threads_set(int threads);
 int ktask_mem_threads_set(int threads);
-#define MEMSET_MAX_THREADS	64
-long long memset_wall_ns(int threads, unsigned long bytes);
-int memset_knee(int max, unsigned long bytes, int runs, double *rates);
 int bench_run(const char *job, int threads, struct bench_result *res);
 int bench_run_as(const char *job, int threads, const char *caller,
 		 struct bench_result *res);

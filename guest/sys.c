@@ -8,11 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -194,88 +192,19 @@ int ktask_mem_threads_set(int threads)
 	return write_int(KNOB_MEM_THREADS, threads);
 }
 
-struct memset_arg {
-	void		*buf;
-	unsigned long	bytes;
-};
-
-static void *memset_thread(void *arg)
-{
-	struct memset_arg *m = arg;
-
-	memset(m->buf, 1, m->bytes);
-	return NULL;
-}
-
-/*
- * @threads threads memset() @bytes each of their own memory, faulted in
- * before the clock starts: the wall time in ns, -1 if a buffer or a
- * thread could not be had.
- */
-long long memset_wall_ns(int threads, unsigned long bytes)
-{
-	struct memset_arg arg[MEMSET_MAX_THREADS];
-	pthread_t tid[MEMSET_MAX_THREADS];
-	long long t0, wall = -1;
-	int i, n = 0, mapped;
-
-	if (threads < 1 || threads > MEMSET_MAX_THREADS)
-		return -1;
-	for (mapped = 0; mapped < threads; mapped++) {
-		arg[mapped].bytes = bytes;
-		arg[mapped].buf = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS |
-				       MAP_POPULATE, -1, 0);
-		if (arg[mapped].buf == MAP_FAILED)
-			break;
-	}
-	t0 = now_ns();
-	for (i = 0; mapped == threads && i < threads; i++)
-		n += !pthread_create(&tid[n], NULL, memset_thread, &arg[i]);
-	for (i = 0; i < n; i++)
-		pthread_join(tid[i], NULL);
-	if (n == threads)
-		wall = now_ns() - t0;
-	for (i = 0; i < mapped; i++)
-		munmap(arg[i].buf, bytes);
-	return wall;
-}
-
-/*
- * What ktask.mem_threads should be: the fewest of 1..@max threads whose
- * memset() of @bytes each reaches 90% of the best rate, each count's
- * rate the best of @runs, in @rates[count - 1] (bytes per ns: GB/s).
- * -1 if a run failed.
- */
-int memset_knee(int max, unsigned long bytes, int runs, double *rates)
-{
-	double best = 0;
-	long long wall;
-	int t, r;
-
-	for (t = 1; t <= max; t++) {
-		rates[t - 1] = 0;
-		for (r = 0; r < runs; r++) {
-			wall = memset_wall_ns(t, bytes);
-			if (wall <= 0)
-				return -1;
-			if ((double)t * bytes / wall > rates[t - 1])
-				rates[t - 1] = (double)t * bytes / wall;
-		}
-		if (rates[t - 1] > best)
-			best = rates[t - 1];
-	}
-	for (t = 1; rates[t - 1] < 0.9 * best; t++)
-		;
-	return t;
-}
-
 /* Start recording ktask_job_end events, from an empty trace. */
 void trace_start(void)
 {
 	write_str(JOB_START, "0\n");
 	trace_clear();
 	write_str(JOB_END, "1\n");
+}
+
+/* trace_start(), with the ktask_job_start events too (trace_planned()). */
+void trace_start_planned(void)
+{
+	trace_start();
+	write_str(JOB_START, "1\n");
 }
 
 /*
@@ -309,7 +238,10 @@ int trace_threads(const char *match)
 	return trace_most_threads("ktask_job_end:", match);
 }
 
-/* Most threads a job whose line has @match planned (boot trace only). */
+/*
+ * Most threads a job whose line has @match planned: in the boot's trace,
+ * or since trace_start_planned().
+ */
 int trace_planned(const char *match)
 {
 	return trace_most_threads("ktask_job_start:", match);

@@ -201,8 +201,8 @@ def mm_tables(runs):
 				   f'(target >= 90%: {"met" if of_top >= 0.9 else "missed"})')
 	knee, most = mem_threads(ceiling)
 	if knee:
-		out.append(f'  ktask.mem_threads for this machine: {knee} (memset reaches 90% of '
-			   f'its best rate at {knee} of {most} threads; ktask.rst, Configuration)')
+		out.append(f'  ktask.mem_threads for this guest: {knee} (of the thread counts run, the '
+			   f'fewest whose memset reaches 90% of the best rate, up to {most})')
 	rows, targets = busy_rows(runs)
 	if rows:
 		out += [''] + BUSY_TITLE + table(rows) + ['targets (reported, not asserted):'] + targets
