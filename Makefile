@@ -2,7 +2,7 @@
 # `make run` takes VCPUS=, MEM=, NODES=, REPEAT=, THREADS=, MODE=,
 # DEFERRED_VCPUS= (see scripts/run.sh).
 
-export VCPUS MEM NODES REPEAT THREADS MODE DEFERRED_VCPUS
+export VCPUS MEM NODES REPEAT THREADS MODE DEFERRED_VCPUS COVER
 
 .PHONY: help tree export test gauntlet bisect matrix sparse kcsan kselftest run cover clean distclean
 
@@ -22,7 +22,8 @@ help:
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
 	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4;'
 	@echo '                MODE=deferred: only the deferred init boots, DEFERRED_VCPUS="1 2 4")'
-	@echo 'make cover      put the tables of the last make run in the cover letter (then make export)'
+	@echo 'make cover      put the tables of the last make run in the cover letter (then make export;'
+	@echo '                COVER=busy after make run MODE=busy)'
 	@echo 'make clean      remove the object directories, keep build/linux'
 	@echo 'make distclean  remove all of build/, the kernel tree included'
 

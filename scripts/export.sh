@@ -1,9 +1,11 @@
 #!/bin/sh
 # make export: write the commits baseline..HEAD of build/linux to
 # patches/NNNN-*.patch and patches/series, plus patches/0000-cover-letter.patch
-# made from patches/cover-letter.txt (its "@REPORT@" line replaced by
-# patches/cover-report.txt, the tables of a make run, from make cover).  Exporting unchanged commits again
-# gives byte-identical files, so `git status` shows only real changes.
+# made from patches/cover-letter.txt, each line "@NAME@" of it replaced by
+# patches/cover-name.txt: the tables of a make run, from make cover
+# ("@REPORT@": cover-report.txt; "@BUSY@": cover-busy.txt, of a run with
+# MODE=busy).  Exporting unchanged commits again gives byte-identical
+# files, so `git status` shows only real changes.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -56,15 +58,18 @@ fill_cover() {
 	for old in ('*** SUBJECT HERE ***', '*** BLURB HERE ***'):
 	    if old not in text:
 	        sys.exit(f'error: {path} has no "{old}"; git format-patch changed?')
-	# The tables of a make run, from scripts/cover.sh.
-	report = src.replace('cover-letter.txt', 'cover-report.txt')
-	if '\n@REPORT@\n' in '\n' + blurb + '\n':
+	# The tables of make runs, from scripts/cover.sh.
+	def tables(line):
+	    name = line[1:-1].lower()
+	    if len(line) < 3 or line != f'@{name.upper()}@' or not name.isalpha():
+	        return line
+	    report = src.replace('cover-letter.txt', f'cover-{name}.txt')
 	    try:
 	        with open(report, encoding='utf-8') as f:
-	            tables = f.read().rstrip('\n')
+	            return f.read().rstrip('\n')
 	    except OSError:
-	        sys.exit(f'error: {src} has @REPORT@ but there is no {report}: run make cover')
-	    blurb = '\n'.join(tables if l == '@REPORT@' else l for l in blurb.split('\n'))
+	        sys.exit(f'error: {src} has {line} but there is no {report}: run make cover')
+	blurb = '\n'.join(tables(l) for l in blurb.split('\n'))
 	text = text.replace('*** SUBJECT HERE ***', subject, 1)
 	text = text.replace('*** BLURB HERE ***', blurb, 1)
 	with open(path, 'w', encoding='utf-8') as f:
