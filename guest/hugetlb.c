@@ -131,6 +131,8 @@ struct dl_attr {
 };
 
 static const char *const deadline_names[] = { "falloc_deadline", NULL };
+/* In huge_mount(SZ_2M), for the parent to remove if the child dies. */
+#define DEADLINE_FILE	"/mnt/huge-2M/deadline"
 
 /*
  * A SCHED_DEADLINE caller cannot fork (sched_fork() refuses a deadline
@@ -150,12 +152,10 @@ static void falloc_deadline_child(int unused)
 		.period		= 100 * 1000 * 1000,
 	};
 	int fd, err, planned, threads;
-	char path[64];
 
-	snprintf(path, sizeof(path), "%s/deadline", dir ? dir : "");
 	if (!dir || ktask_threads_set(0) ||
 	    syscall(SYS_sched_setattr, 0, &attr, 0) ||
-	    (fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600)) < 0) {
+	    (fd = open(DEADLINE_FILE, O_CREAT | O_TRUNC | O_RDWR, 0600)) < 0) {
 		report(0, name, "setup failed: %s", strerror(errno));
 		return;
 	}
@@ -164,7 +164,7 @@ static void falloc_deadline_child(int unused)
 	threads = trace_threads("hugetlbfs_falloc_chunk");
 	planned = trace_planned("hugetlbfs_falloc_chunk");
 	close(fd);
-	unlink(path);
+	unlink(DEADLINE_FILE);
 	report(!err && planned == 1 && threads == 1, name,
 	       "fallocate() of %lu MiB by a SCHED_DEADLINE task: errno %d, %d thread(s) planned, %d ran (want 1 and 1)",
 	       len >> 20, err, planned, threads);
@@ -511,6 +511,8 @@ void run_falloc_tests(const struct boot *b)
 	test_falloc_mem_threads();
 	ktask_mem_threads_set(0);
 	in_child(falloc_deadline_child, 0, deadline_names);
+	/* Its file, if the child died before it removed it. */
+	unlink(DEADLINE_FILE);
 	test_falloc_enospc();
 	test_falloc_reserved();
 	ktask_threads_set(0);

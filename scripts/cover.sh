@@ -15,6 +15,12 @@ esac
 md=$build/report/report.md
 out=$top/patches/cover-$name.txt
 [ -f "$md" ] || die "no build/report/report.md: run 'make run' first"
+# A MODE=busy run has the busy table alone; the full run has the rest.
+if grep -q '^real callers on a busy machine' "$md" && ! grep -q '^mm callers' "$md"; then
+	[ "$name" = busy ] || die "build/report/report.md is a MODE=busy run's: make cover COVER=busy"
+elif [ "$name" = busy ]; then
+	die "build/report/report.md is not a MODE=busy run's"
+fi
 {
 	printf 'make run of %s:\n\n' "$(date -u -r "$md" +%Y-%m-%d)"
 	sed -n '/^```$/,/^```$/p' "$md" | sed '1d;$d' | sed 's/^/  /; s/^  $//'

@@ -203,7 +203,7 @@ def mm_tables(runs):
 			out.append(f'  {bench} at {top} threads: {of_top * 100:.0f}% of the memset rate '
 				   f'(target >= 90%: {"met" if of_top >= 0.9 else "missed"})')
 	knee, most = mem_threads(ceiling)
-	if knee:
+	if most > 1:
 		out.append(f'  ktask.mem_threads for this guest: {knee} (of the thread counts run, the '
 			   f'fewest whose memset reaches 90% of the best rate, up to {most})')
 	rows, targets = busy_rows(runs)
