@@ -61,7 +61,7 @@ fill_cover() {
 	# The tables of make runs, from scripts/cover.sh.
 	def tables(line):
 	    name = line[1:-1].lower()
-	    if len(line) < 3 or line != f'@{name.upper()}@' or not name.isalpha():
+	    if line != f'@{name.upper()}@' or not name.isalpha():
 	        return line
 	    report = src.replace('cover-letter.txt', f'cover-{name}.txt')
 	    try:

@@ -192,10 +192,10 @@ def mm_tables(runs):
 			summary[(bench, label, threads)] = of_top
 		out.append(f'{bench}: {title}, {sizes[-1] / 2**30:.2f} GiB per run')
 		out.extend(table(rows))
-	if len(out) == 2:
-		out = []		# MODE=busy: its table alone
-	else:
+	if summary:
 		out.append('targets (reported, not asserted):')
+	else:
+		out = []		# MODE=busy: its table alone
 	for bench in MM_WRITERS:
 		top = max((t for (b, l, t) in summary if b == bench and l == 'patched'), default=0)
 		of_top = summary.get((bench, 'patched', top))
