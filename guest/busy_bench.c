@@ -2,11 +2,16 @@
 /*
  * The busy benchmark (mode "busy", and the end of mode "mm"): ktask's real
  * callers on a machine with no CPU to spare, where a job must take no
- * longer, and cost no more CPU time, than the serial code does.  Two
+ * longer, and cost no more CPU time, than the serial code does.  Three
  * loads:
  *
  *	_busy	a nice-0 CPU hog pinned to every vCPU (hogs.c), beside this
  *		process at nice 0;
+ *	_late	the same hogs, started once the call has a helper: a job
+ *		that found every vCPU idle, and then has its helpers on busy
+ *		ones (only the callers with helpers in this process; the
+ *		unpatched kernel and one thread, which have none, get their
+ *		hogs at once);
  *	_cpumax	a child process alone in a cgroup at cpu.max BUSY_QUOTA_PCT%
  *		of one CPU.
  *
@@ -17,7 +22,7 @@
  *	ktask-mm: bench=falloc_busy threads=2 used=2 bytes=... wall_ns=...
  *		cpu_ns=...
  *
- * cpu_ns is what the call cost: for _busy the CPU time of this process
+ * cpu_ns is what the call cost: for _busy and _late the CPU time of this process
  * over the call (getrusage(), whose RUSAGE_SELF includes the threads that
  * ended, as ktask's helpers have by the time a call returns), for _cpumax
  * the growth of the cgroup's usage_usec.  On the unpatched kernel only 1
@@ -104,13 +109,15 @@ static int call_map(int threads, struct busy_call *c)
 	return 0;
 }
 
+/* helpers: the call's helpers are threads of this process. */
 static const struct busy_caller {
 	const char	*name;
 	int		(*call)(int threads, struct busy_call *c);
+	int		helpers;
 } callers[] = {
-	{ "falloc", call_falloc },
-	{ "touch_1g", call_touch },
-	{ "vfio_map", call_map },
+	{ "falloc", call_falloc, 1 },
+	{ "touch_1g", call_touch, 0 },
+	{ "vfio_map", call_map, 1 },
 };
 
 static long long self_cpu_ns(void)
@@ -130,16 +137,22 @@ static long long cgroup_usage_ns(void)
 
 /*
  * Run @caller at ktask.max_threads=@threads (-1: no knob, the unpatched
- * kernel) as benchmark NAME_@load, its cost read with @cpu_ns.
+ * kernel) as benchmark NAME_@load, its cost read with @cpu_ns.  With
+ * @hogs, they must have run by the end of the call.
  */
 static void busy_one(const struct busy_caller *caller, const char *load,
-		     int threads, int patched, long long (*cpu_ns)(void))
+		     int threads, int patched, long long (*cpu_ns)(void),
+		     struct hogs *hogs)
 {
 	struct busy_call c = { 0 };
 	long long cpu = cpu_ns();
 	int ret = caller->call(patched ? threads : -1, &c);
 
 	cpu = cpu_ns() - cpu;
+	if (!ret && hogs && !hogs_count(hogs)) {
+		ret = -1;
+		errno = ESRCH;
+	}
 	if (ret) {
 		printf("ktask-mm: error bench=%s_%s threads=%d errno=%d (%s)\n",
 		       caller->name, load, threads, errno, strerror(errno));
@@ -164,7 +177,39 @@ static void busy_hogs(const struct boot *b, int threads, int patched)
 		return;
 	}
 	for (i = 0; i < ARRAY_SIZE(callers); i++)
-		busy_one(&callers[i], "busy", threads, patched, self_cpu_ns);
+		busy_one(&callers[i], "busy", threads, patched, self_cpu_ns,
+			 &h);
+	hogs_stop(&h);
+}
+
+/*
+ * Each caller with helpers in this process beside a nice-0 hog on every
+ * vCPU that starts once the call has a helper (at once without one).  A
+ * call whose hogs never ran planned no helper: it ran on an idle machine,
+ * which is no run of this load.
+ */
+static void busy_late(const struct boot *b, int threads, int patched)
+{
+	static struct hogs h;
+	int late = patched && threads != 1;
+	size_t i;
+
+	if (!h.counters && hogs_init(&h))
+		goto fail;
+	for (i = 0; i < ARRAY_SIZE(callers); i++) {
+		if (!callers[i].helpers)
+			continue;
+		if (hogs_start_with_threads(&h, b->vcpus, b->vcpus,
+					    late ? getpid() : 0))
+			goto fail;
+		busy_one(&callers[i], "late", threads, patched, self_cpu_ns,
+			 &h);
+		hogs_stop(&h);
+	}
+	return;
+fail:
+	printf("ktask-mm: error bench=late threads=%d hogs: %s\n", threads,
+	       strerror(errno));
 	hogs_stop(&h);
 }
 
@@ -186,7 +231,7 @@ static void busy_cpumax(int threads, int patched)
 		}
 		for (i = 0; i < ARRAY_SIZE(callers); i++)
 			busy_one(&callers[i], "cpumax", threads, patched,
-				 cgroup_usage_ns);
+				 cgroup_usage_ns, NULL);
 		fflush(stdout);
 		_exit(0);
 	}
@@ -205,6 +250,7 @@ void run_busy_bench(const struct boot *b)
 			if (!patched && b->threads[i] != 1)
 				continue;
 			busy_hogs(b, b->threads[i], patched);
+			busy_late(b, b->threads[i], patched);
 			busy_cpumax(b->threads[i], patched);
 		}
 	}
