@@ -22,11 +22,11 @@
  *	ktask-mm: bench=falloc_busy threads=2 used=2 bytes=... wall_ns=...
  *		cpu_ns=...
  *
- * cpu_ns is what the call cost: for _busy and _late the CPU time of this process
- * over the call (getrusage(), whose RUSAGE_SELF includes the threads that
- * ended, as ktask's helpers have by the time a call returns), for _cpumax
- * the growth of the cgroup's usage_usec.  On the unpatched kernel only 1
- * thread runs.
+ * cpu_ns is what the call cost: for _busy and _late the CPU time of this
+ * process over the call (getrusage(), whose RUSAGE_SELF includes the
+ * threads that ended, as ktask's helpers have by the time a call returns),
+ * for _cpumax the growth of the cgroup's usage_usec.  On the unpatched
+ * kernel only 1 thread runs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
