@@ -21,9 +21,10 @@ help:
 	@echo 'make kselftest  the long mm selftests on make test'"'"'s debug kernel (gauntlet stage, alone)'
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
 	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4;'
-	@echo '                MODE=deferred: only the deferred init boots, DEFERRED_VCPUS="1 2 4")'
+	@echo '                MODE=deferred: only the deferred init boots, DEFERRED_VCPUS="1 2 4";'
+	@echo '                MODE=model: only what the projection of 16 to 288 threads needs)'
 	@echo 'make cover      put the tables of the last make run in the cover letter (then make export;'
-	@echo '                COVER=busy after make run MODE=busy)'
+	@echo '                COVER=busy after make run MODE=busy, COVER=model after MODE=model)'
 	@echo 'make clean      remove the object directories, keep build/linux'
 	@echo 'make distclean  remove all of build/, the kernel tree included'
 

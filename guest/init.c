@@ -72,6 +72,8 @@ static const struct mode {
 	{ "contention", 1, { { NULL, run_contention } } },
 	{ "mm", 0, { { NULL, run_mm_bench }, { NULL, run_busy_bench } } },
 	{ "busy", 0, { { NULL, run_busy_bench } } },
+	/* The mm callers without the busy ones: make run MODE=model. */
+	{ "callers", 0, { { NULL, run_mm_bench } } },
 	/* First: boot reads the trace of boot-time jobs. */
 	{ "test", 1, { { "boot", run_deferred_init_tests },
 		       { "hugetlbfs_falloc", run_falloc_tests },

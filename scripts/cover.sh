@@ -1,10 +1,11 @@
 #!/bin/sh
 # make cover: put the tables of the last `make run` (build/report/report.md)
 # into patches/cover-report.txt, or with COVER=name into
-# patches/cover-name.txt (COVER=busy after make run MODE=busy); `make
+# patches/cover-name.txt (COVER=busy after make run MODE=busy; COVER=model
+# after make run MODE=model: the projection and its costs alone); `make
 # export` puts that file in the cover letter where
-# patches/cover-letter.txt has a line "@REPORT@" ("@BUSY@"), so the
-# figures in the cover letter are a run's, never typed.
+# patches/cover-letter.txt has a line "@REPORT@" ("@BUSY@", "@MODEL@"),
+# so the figures in the cover letter are a run's, never typed.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
@@ -21,8 +22,14 @@ if grep -q '^real callers on a busy machine' "$md" && ! grep -q '^mm callers' "$
 elif [ "$name" = busy ]; then
 	die "build/report/report.md is not a MODE=busy run's"
 fi
+# The projection, from its title to the end of the tables.
+section='/^```$/,/^```$/'
+if [ "$name" = model ]; then
+	grep -q '^projection: ' "$md" || die "build/report/report.md has no projection: make run MODE=model"
+	section='/^projection: /,/^```$/'
+fi
 {
 	printf 'make run of %s:\n\n' "$(date -u -r "$md" +%Y-%m-%d)"
-	sed -n '/^```$/,/^```$/p' "$md" | sed '1d;$d' | sed 's/^/  /; s/^  $//'
+	sed -n "$section"p "$md" | sed '/^```$/d' | sed 's/^/  /; s/^  $//'
 } >"$out"
 step "wrote patches/cover-$name.txt; 'make export' puts it in the cover letter"

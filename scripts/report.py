@@ -11,7 +11,9 @@ busy-system issue; then the "ktask-mm:" lines of
 guest/mm_bench.c (fallocate, 1 GiB first touch, VFIO map, memset) of the
 patched and unpatched kernels side by side, the same callers on a busy
 machine (guest/busy_bench.c, scripts/report_busy.py), and the deferred
-init times ("ktask-klog:") of the deferred init boots.  It reports and
+init times ("ktask-klog:") of the deferred init boots; last a model of
+the callers at 16 to 288 threads from the costs measured
+(scripts/project.py).  It reports and
 never judges: the exit status is non-zero only when the first log holds no
 result at all, and then the end of its console is printed so the reason
 (panic, missing debugfs file, timeout) is visible.  The tables also go to
@@ -30,6 +32,7 @@ import os
 import subprocess
 import sys
 
+from project import TITLE as PROJECTION_TITLE, projection_rows
 from report_busy import TITLE as BUSY_TITLE, busy_rows
 from report_startup import TITLE as STARTUP_TITLE, startup_rows
 from results import collect, deferred_boot, host_cpu_model, read_log, write_csv
@@ -274,7 +277,19 @@ def tables(logs):
 		out += [''] + mm_tables(mm)
 	if boots:
 		out += [''] + deferred_table(boots)
+	out += projection(results, mm, boots)
 	return out + [f'guest: {err}' for err in errors]
+
+
+def projection(results, mm, boots):
+	"""The projection's lines (scripts/project.py), from the start-up runs,
+	the mm runs and the unpatched 1-vCPU deferred init boots."""
+	deferred = [(max(times), int(m['mem_kb']) * 1024) for m, times in boots
+		    if deferred_boot(m.get('label', '?')) == (False, 1, 1, None)
+		    and m.get('mem_kb', '').isdigit()]
+	rows, costs = projection_rows([r for r in results if r['kind'] == 'startup'],
+				      mm, deferred)
+	return [''] + PROJECTION_TITLE + table(rows) + costs if rows else []
 
 
 def write_report(out_dir, text):

@@ -37,7 +37,11 @@
 # bench,startup,contention; "deferred": the deferred init boots alone;
 # "mm": the mm boots alone; "busy": the same boots with only the busy
 # callers (guest/busy_bench.c); "startup": one boot of the patched
-# kernel with the start-up table alone (guest/startup.c); "kselftest":
+# kernel with the start-up table alone (guest/startup.c); "model": what
+# the projection (scripts/project.py) takes, one boot of the patched
+# kernel in one node with the start-up table and the mm callers but the
+# busy ones, then REPEAT deferred init boots of the unpatched kernel on
+# 1 vCPU; "kselftest":
 # the long mm selftests (build_kselftests) on the KUnit kernel;
 # "kselftest-compare": the selftests that fail on 6.12 as it is
 # (lib.sh: kselftests_compare) on both run kernels, which must end the
@@ -222,6 +226,20 @@ fi
 
 all=$vcpus
 logs=
+
+# MODE=model: the projection's costs, measured in as few boots as it can.
+if [ "$mode" = model ]; then
+	boot "$kernel" "$log" startup,callers "$all" 1 patched
+	extra="nokaslr $user_params"
+	rm -f "$out"/deferred-*.log
+	r=1
+	while [ "$r" -le "$repeat" ]; do
+		boot "$base_kernel" "$out/deferred-unpatched-v1-$r.log" meminfo 1 1 unpatched-v1
+		r=$((r + 1))
+	done
+	step "results"
+	exec python3 "$top/scripts/report.py" "$log" "$out"/deferred-*.log
+fi
 
 # mm_boot patched|unpatched ROUND: one boot of the mm benchmark, all
 # vCPUs in one node, its log added to logs.
