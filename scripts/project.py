@@ -50,9 +50,10 @@ CALLERS = (
 )
 
 TITLE = ['projection: a model, not a measurement, of each caller\'s efficiency at',
-	 '  16, 64 and 288 threads (serial time / (threads * modelled time)),',
-	 '  from this run\'s start, chunk and serial costs; memory bandwidth,',
-	 '  load and the default thread limit are left out (scripts/project.py)']
+	 '  16, 64 and 288 threads (serial time / (threads used * modelled time);',
+	 '  a job uses no more threads than it has 128 MiB chunks), from this',
+	 '  run\'s start, chunk and serial costs; memory bandwidth, load and the',
+	 '  default thread limit are left out (scripts/project.py)']
 
 
 def plan(size, threads):
