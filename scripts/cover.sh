@@ -22,7 +22,9 @@ if grep -q '^real callers on a busy machine' "$md" && ! grep -q '^mm callers' "$
 elif [ "$name" = busy ]; then
 	die "build/report/report.md is not a MODE=busy run's"
 fi
-# The projection, from its title to the end of the tables.
+# The tables, or the projection from its title to their end (sed
+# addresses: the $ is sed's).
+# shellcheck disable=SC2016
 section='/^```$/,/^```$/'
 if [ "$name" = model ]; then
 	grep -q '^projection: ' "$md" || die "build/report/report.md has no projection: make run MODE=model"
