@@ -15,6 +15,7 @@
  *	mm		fallocate(), 1 GiB first touch, VFIO map and memset()
  *			rates, then busy (data)
  *	busy		the same callers beside CPU hogs and under cpu.max
+ *	callers		mm without busy (make run MODE=model)
  *			(data)
  *	test		the in-guest tests of make test
  *	falloc		its 2 MiB fallocate() tests alone

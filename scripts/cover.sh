@@ -16,22 +16,27 @@ esac
 md=$build/report/report.md
 out=$top/patches/cover-$name.txt
 [ -f "$md" ] || die "no build/report/report.md: run 'make run' first"
-# A MODE=busy run has the busy table alone; the full run has the rest.
-if grep -q '^real callers on a busy machine' "$md" && ! grep -q '^mm callers' "$md"; then
+# A MODE=busy run has the busy table alone; a MODE=model run the
+# projection and the patched kernel's tables alone; the full run has the
+# rest.
+if grep -q '^projection: ' "$md" && ! grep -q '^ *unpatched |' "$md"; then
+	[ "$name" = model ] || die "build/report/report.md is a MODE=model run's: make cover COVER=model"
+elif grep -q '^real callers on a busy machine' "$md" && ! grep -q '^mm callers' "$md"; then
 	[ "$name" = busy ] || die "build/report/report.md is a MODE=busy run's: make cover COVER=busy"
 elif [ "$name" = busy ]; then
 	die "build/report/report.md is not a MODE=busy run's"
 fi
-# The tables, or the projection from its title to their end (sed
-# addresses: the $ is sed's).
+# The tables but the projection, which has a file of its own, or the
+# projection from its title to their end (sed addresses: the $ is sed's).
 # shellcheck disable=SC2016
-section='/^```$/,/^```$/'
+section='/^```$/,/^```$/' skip='/^projection: /,/^guest: /{/^guest: /!d;}'
 if [ "$name" = model ]; then
 	grep -q '^projection: ' "$md" || die "build/report/report.md has no projection: make run MODE=model"
-	section='/^projection: /,/^```$/'
+	section='/^projection: /,/^```$/' skip=
 fi
 {
 	printf 'make run of %s:\n\n' "$(date -u -r "$md" +%Y-%m-%d)"
-	sed -n "$section"p "$md" | sed '/^```$/d' | sed 's/^/  /; s/^  $//'
+	sed -n "$section"p "$md" | sed '/^```$/d' | sed "$skip" |
+		sed 's/^/  /; s/^  $//'
 } >"$out"
 step "wrote patches/cover-$name.txt; 'make export' puts it in the cover letter"

@@ -1,30 +1,42 @@
 """The projection table of scripts/report.py: a model, not a measurement,
 of the efficiency a real caller's job would have at 16, 64 and 288
-threads, from what this run measured.
+threads, from what this run measured, under TCG here.
 
-Measured (medians of the run):
+Measured (medians of the run, a process's first and repeated jobs
+together):
   - what starting a helper costs its starter and when the helper then
     runs its first chunk, for a user caller (a fork) and a kernel caller
-    (queueing a worker): the start-up table's first jobs at 1 and 2
-    threads;
+    (queueing a worker): the start-up table's runs at 1 and 2 threads
+    in which the helper ran a chunk.  The difference between 2 threads
+    and 1 also holds a job's one-off setup, which the serial path skips,
+    so it is an upper bound on a start;
   - what a chunk costs beyond its work: the tiny job through ktask_run()
-    less a direct call of its thread function (a whole job's setup, the
-    closest figure measured to handing out a chunk);
+    less a direct call of its thread function (ktask_run()'s checks and
+    serial path, the closest figure measured to handing out a chunk);
   - each caller's serial time per GiB: the mm table's patched 1-thread
-    runs, and the deferred init boots of the unpatched kernel on 1 vCPU.
+    runs, and the deferred init boots of the unpatched kernel on 1 vCPU
+    over the guest's MemTotal (more than is deferred: the low zones are
+    not, so this deferred init is some 10% too fast).
 
 Modelled, as kernel/ktask.c does it: the threads a job plans (no more
-than its 128 MiB minimum chunks, KTASK_MEM_CHUNK), its chunk size (a
-quarter of a thread's share, in whole minimum chunks), the order helpers
-start in (the caller starts one, or all of them for a job with a start
-function, and helper i starts helpers 2i+1 and 2i+2), and each thread
-taking the next chunk as soon as it is free.
+than its 128 MiB minimum chunks, KTASK_MEM_CHUNK, for 2 MiB pages and
+blocks, and x86's sections), its chunk size (a quarter of a thread's
+share, in whole minimum chunks), the order helpers start in (the caller
+starts one, or all of them for a job with a start function, and helper
+i starts helpers 2i+1 and 2i+2 before its own first chunk), and each
+thread taking the next chunk as soon as it is free.
 
 Not modelled: memory bandwidth (every caller here writes memory, and
-ktask.mem_threads caps it far below 288 threads on real machines), a
-busy machine, other jobs, NUMA distance, and the default limit of 4
-threads a job that sets none has: the table is each caller as if it
-were allowed n threads.  Efficiency = serial time / (n * modelled time).
+ktask.mem_threads caps fallocate() far below 288 threads on real
+machines); the helper caps and core counting (80% of the usable units,
+cores for fallocate() and the map: a 288-CPU machine of 2 SMT threads
+per core gives those at most 116 threads today) and the default limit
+of 4 threads a job that sets none has, so each column is a job as if it
+were allowed that many; fallocate()'s start function, the waking of its
+helpers and the creation of missing workers at boot; load, NUMA
+distance, and how much faster than TCG real hardware forks, queues and
+writes memory.  Efficiency = serial time / (threads planned * modelled
+time).
 """
 
 import heapq
@@ -50,16 +62,17 @@ CALLERS = (
 )
 
 TITLE = ['projection: a model, not a measurement, of each caller\'s efficiency at',
-	 '  16, 64 and 288 threads (serial time / (threads used * modelled time);',
-	 '  a job uses no more threads than it has 128 MiB chunks), from this',
-	 '  run\'s start, chunk and serial costs; memory bandwidth, load and the',
-	 '  default thread limit are left out (scripts/project.py)']
+	 '  16, 64 and 288 threads (serial time / (threads planned * modelled time);',
+	 '  a job plans no more threads than it has 128 MiB chunks), from this',
+	 '  run\'s start, chunk and serial costs under TCG; memory bandwidth, load,',
+	 '  the helper caps and the default thread limit are left out',
+	 '  (scripts/project.py)']
 
 
 def plan(size, threads):
 	"""(threads, chunk bytes, chunks) of a job of size bytes that may
 	have threads threads: ktask_nr_threads() and ktask_chunk_size()."""
-	units = -(-size // MEM_CHUNK)
+	units = max(-(-size // MEM_CHUNK), 1)
 	threads = max(min(threads, units), 1)
 	chunk = max((units // threads) >> LOAD_BAL_SHIFT, 1)
 	return threads, chunk * MEM_CHUNK, -(-units // chunk)
@@ -110,15 +123,17 @@ def efficiency(size, threads, per_gib_ns, costs, start_func):
 def start_costs(startup):
 	"""{caller: (start_ns, run_ns, chunk_cost_ns)} from the start-up runs
 	(results.py's dicts): the starter's time per helper, a new helper's
-	delay to its first chunk, and the tiny job's overhead."""
+	delay to its first chunk, and the tiny job's overhead.  At 2 threads,
+	only the runs whose helper ran a chunk."""
 	costs = {}
 	for caller in ('user', 'kernel'):
-		def first(threads, key):
-			return median([int(r[key]) for r in startup
-				       if r['run'] == 'first' and r['caller'] == caller
-				       and int(r['threads']) == threads and int(r[key])])
-		one, two = first(1, 'caller_first_ns'), first(2, 'caller_first_ns')
-		helper = first(2, 'helper_first_ns')
+		def runs(threads):
+			return [r for r in startup if r['run'] in ('first', 'repeat') and
+				r['caller'] == caller and int(r['threads']) == threads and
+				(threads == 1 or int(r['helper_first_ns']))]
+		one = median([int(r['caller_first_ns']) for r in runs(1)])
+		two = median([int(r['caller_first_ns']) for r in runs(2)])
+		helper = median([int(r['helper_first_ns']) for r in runs(2)])
 		tiny = median([int(r['wall_ns']) - int(r['direct_ns']) for r in startup
 			       if r['run'] == 'tiny' and r['caller'] == caller])
 		if None not in (one, two, helper, tiny):
@@ -135,6 +150,7 @@ def serial_per_gib(mm, deferred):
 		       if r['bench'] == bench and r['label'] == 'patched' and r['threads'] == '1']
 		if sel:
 			out[bench] = median(sel)
+	deferred = [(ms, size) for ms, size in deferred if size]
 	if deferred:
 		out[None] = median([ms * 1e6 / size * GIB for ms, size in deferred])
 	return out
@@ -153,13 +169,13 @@ def projection_rows(startup, mm, deferred):
 			cells = []
 			for n in THREADS:
 				used, eff = efficiency(size, n, per_gib[bench], costs[kind], start_func)
-				cells.append(f'{eff:.2f}' + (f' ({used} used)' if used < n else ''))
+				cells.append(f'{eff:.2f}' + (f' ({used} planned)' if used < n else ''))
 			rows.append((name, str(size // GIB), kind) + tuple(cells))
 	if len(rows) == 1:
 		return [], []
 	lines = ['costs measured (medians):']
 	for kind, (start_ns, run_ns, chunk_ns) in sorted(costs.items()):
-		lines.append(f'  {kind} caller: {start_ns / 1e3:.0f} us to start a helper, '
+		lines.append(f'  {kind} caller: at most {start_ns / 1e3:.0f} us to start a helper, '
 			     f'{run_ns / 1e3:.0f} us more to its first chunk, '
 			     f'{chunk_ns / 1e3:.1f} us per chunk')
 	for name, bench, _, _, _ in CALLERS:
