@@ -4,8 +4,9 @@
 # made from patches/cover-letter.txt, each line "@NAME@" of it replaced by
 # patches/cover-name.txt: the tables of a make run, from make cover
 # ("@REPORT@": cover-report.txt; "@BUSY@": cover-busy.txt, of a run with
-# MODE=busy; "@MODEL@": cover-model.txt, the projection of MODE=model).  Exporting unchanged commits again gives byte-identical
-# files, so `git status` shows only real changes.
+# MODE=busy; "@MODEL@": cover-model.txt, the projection of MODE=model).
+# Exporting unchanged commits again gives byte-identical files, so `git
+# status` shows only real changes.
 set -eu
 . "$(dirname "$0")/lib.sh"
 
