@@ -238,6 +238,7 @@ static void test_trace_events(int vcpus)
 
 /* Who forked the job's helpers, by the task_newtask events' tasks. */
 struct forks_run {
+	const char	*job;
 	int	threads;
 	int	by_caller, by_helpers;
 };
@@ -265,7 +266,7 @@ static int forks_attempt(void *ctx)
 	if (write_str(NEWTASK, "1\n"))
 		return -errno;
 	trace_clear();
-	ret = bench_run("cpu", f->threads, &res);
+	ret = bench_run(f->job, f->threads, &res);
 	write_str(NEWTASK, "0\n");
 	if (ret)
 		return ret;
@@ -285,26 +286,26 @@ static int forks_attempt(void *ctx)
 }
 
 /*
- * The caller forks its first helper only and then runs its own chunks;
- * the helpers fork the others (kernel/ktask.c: ktask_caller_starts()).
+ * The caller forks its first helper only and then runs its own chunks,
+ * or its start function; the helpers fork the others (kernel/ktask.c:
+ * ktask_first_child()).  @name's job: "cpu", or "start", which has a
+ * start function.
  */
-static void test_caller_forks_one(int vcpus)
+static void test_caller_forks_one(int vcpus, const char *name, const char *job)
 {
-	struct forks_run f = { .threads = vcpus };
+	struct forks_run f = { .job = job, .threads = vcpus };
 	int tries;
 
 	if (vcpus < 3) {
-		report_skip("caller_forks_one", "%d vCPUs: fewer than 2 helpers",
-			    vcpus);
+		report_skip(name, "%d vCPUs: fewer than 2 helpers", vcpus);
 		return;
 	}
-	tries = retry_for_helpers("caller_forks_one", forks_attempt, &f);
+	tries = retry_for_helpers(name, forks_attempt, &f);
 	if (tries < 0) {
-		report(0, "caller_forks_one", "cannot run the job: %s",
-		       strerror(-tries));
+		report(0, name, "cannot run the job: %s", strerror(-tries));
 		return;
 	}
-	report(f.by_caller == 1 && f.by_helpers >= 1, "caller_forks_one",
+	report(f.by_caller == 1 && f.by_helpers >= 1, name,
 	       "helpers forked by the caller: %d (want 1), by helpers: %d (want >= 1)",
 	       f.by_caller, f.by_helpers);
 }
@@ -318,10 +319,11 @@ void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(8);
+	ktap_plan(9);
 	test_helpers(vcpus);
 	test_default_limit(vcpus);
-	test_caller_forks_one(vcpus);
+	test_caller_forks_one(vcpus, "caller_forks_one", "cpu");
+	test_caller_forks_one(vcpus, "caller_forks_one_start", "start");
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
 	test_trace_events(vcpus);
