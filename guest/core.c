@@ -238,7 +238,6 @@ static void test_trace_events(int vcpus)
 
 /* Who forked the job's helpers, by the task_newtask events' tasks. */
 struct forks_run {
-	const char	*job;
 	int	threads;
 	int	by_caller, by_helpers;
 };
@@ -266,7 +265,7 @@ static int forks_attempt(void *ctx)
 	if (write_str(NEWTASK, "1\n"))
 		return -errno;
 	trace_clear();
-	ret = bench_run(f->job, f->threads, &res);
+	ret = bench_run("cpu", f->threads, &res);
 	write_str(NEWTASK, "0\n");
 	if (ret)
 		return ret;
@@ -286,26 +285,26 @@ static int forks_attempt(void *ctx)
 }
 
 /*
- * The caller forks its first helper only and then runs its own chunks,
- * or its start function; the helpers fork the others (kernel/ktask.c:
- * ktask_first_child()).  @name's job: "cpu", or "start", which has a
- * start function.
+ * The caller forks its first helper only and then runs its own chunks;
+ * the helpers fork the others (kernel/ktask.c: ktask_caller_starts()).
  */
-static void test_caller_forks_one(int vcpus, const char *name, const char *job)
+static void test_caller_forks_one(int vcpus)
 {
-	struct forks_run f = { .job = job, .threads = vcpus };
+	struct forks_run f = { .threads = vcpus };
 	int tries;
 
 	if (vcpus < 3) {
-		report_skip(name, "%d vCPUs: fewer than 2 helpers", vcpus);
+		report_skip("caller_forks_one", "%d vCPUs: fewer than 2 helpers",
+			    vcpus);
 		return;
 	}
-	tries = retry_for_helpers(name, forks_attempt, &f);
+	tries = retry_for_helpers("caller_forks_one", forks_attempt, &f);
 	if (tries < 0) {
-		report(0, name, "cannot run the job: %s", strerror(-tries));
+		report(0, "caller_forks_one", "cannot run the job: %s",
+		       strerror(-tries));
 		return;
 	}
-	report(f.by_caller == 1 && f.by_helpers >= 1, name,
+	report(f.by_caller == 1 && f.by_helpers >= 1, "caller_forks_one",
 	       "helpers forked by the caller: %d (want 1), by helpers: %d (want >= 1)",
 	       f.by_caller, f.by_helpers);
 }
@@ -319,11 +318,10 @@ void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(9);
+	ktap_plan(8);
 	test_helpers(vcpus);
 	test_default_limit(vcpus);
-	test_caller_forks_one(vcpus, "caller_forks_one", "cpu");
-	test_caller_forks_one(vcpus, "caller_forks_one_start", "start");
+	test_caller_forks_one(vcpus);
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
 	test_trace_events(vcpus);

@@ -22,10 +22,9 @@ Modelled, as kernel/ktask.c does it: the threads a job plans (no more
 than its 128 MiB minimum chunks, KTASK_MEM_CHUNK, for 2 MiB pages and
 blocks, and x86's sections), its chunk size (a quarter of a thread's
 share, in whole minimum chunks), the order helpers start in (the caller
-starts one, and helper i starts helpers 2i+1 and 2i+2 before its own
-first chunk; in a job with a start function, no thread takes a chunk
-before the last helper started), and each thread taking the next chunk
-as soon as it is free.
+starts one, or all of them for a job with a start function, and helper
+i starts helpers 2i+1 and 2i+2 before its own first chunk), and each
+thread taking the next chunk as soon as it is free.
 
 Not modelled: memory bandwidth (every caller here writes memory, and
 ktask.mem_threads caps fallocate() far below 288 threads on real
@@ -81,23 +80,21 @@ def plan(size, threads):
 
 def start_times(threads, start_ns, run_ns, start_func):
 	"""When each thread, the caller first, begins its first chunk: the
-	caller starts one helper, each helper first starts its own
-	(ktask_first_child(), ktask_end_child()), and a helper runs run_ns
-	after its starter is done with it.  With a start function, which
-	runs once every helper started (ktask_call_start_func()) and which
-	helpers wait for, no thread begins before the last start."""
+	caller starts one helper (all, with a start function, which helpers
+	wait for), each helper first starts its own (ktask_first_child(),
+	ktask_end_child()), and a helper runs run_ns after its starter is
+	done with it."""
 	helpers = threads - 1
-	started = [start_ns] + [None] * (helpers - 1) if helpers else []
-	begin = [len(started[:1]) * start_ns]
+	by_caller = helpers if start_func else min(helpers, 1)
+	started = [(i + 1) * start_ns for i in range(by_caller)] + [None] * (helpers - by_caller)
+	begin = [by_caller * start_ns]
 	for i in range(helpers):
 		runs = started[i] + run_ns
-		children = range(2 * i + 1, min(2 * i + 3, helpers))
+		children = range(max(2 * i + 1, by_caller), min(2 * i + 3, helpers))
 		for k, child in enumerate(children):
 			started[child] = runs + (k + 1) * start_ns
-		begin.append(runs + len(children) * start_ns)
-	if start_func:
-		last = max(started, default=0)
-		begin = [max(t, last) for t in begin]
+		begin.append(max(runs + len(children) * start_ns,
+				 begin[0] if start_func else 0))
 	return begin
 
 
