@@ -24,6 +24,13 @@
  *				plain MAP_SHARED one, which reserves the
  *				range before the call (so it runs serially)
  *
+ * falloc_race_limit_signal has no writer: the call runs into the cgroup
+ * limit, and a signal comes as soon as the limit refused a page, while
+ * other threads of the call may still be on theirs.  The serial loop
+ * stops at the first of the two it meets and never sees both: once a
+ * page was refused, the call fails with ENOSPC, never EINTR, which
+ * would also set the file's size.
+ *
  * The writer's mapping is MAP_SHARED|MAP_NORESERVE but in the last test.
  * Each test runs RACE_ROUNDS calls and checks after every call that each
  * page the writer wrote still reads back its pattern (pread(), so that a
@@ -35,6 +42,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -365,8 +373,105 @@ static void test_race_signal(int vcpus)
 
 /* The tests that run into the limit of the hugetlb cgroup, in order. */
 static const char *const race_cgroup_names[] = {
-	"falloc_race_cgroup", "falloc_race_pin", "falloc_race_shared", NULL
+	"falloc_race_cgroup", "falloc_race_pin", "falloc_race_shared",
+	"falloc_race_limit_signal", NULL
 };
+
+/* The "max" count of hugetlb.2MB.events of the test's cgroup, or -1. */
+static long long race_limit_hits(int fd)
+{
+	char buf[64], *at;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	at = strstr(buf, "max ");
+	return at ? atoll(at + 4) : -1;
+}
+
+/* A signal to the call once the limit refused a page, and when it came. */
+struct race_signal {
+	struct race	*r;
+	int		events;		/* hugetlb.2MB.events */
+	long long	hits;		/* its max count before the call */
+	int		sent_early;	/* before the call returned */
+};
+
+/*
+ * Wait for the cgroup's events file to say the limit refused a page (a
+ * change wakes poll() with POLLPRI) and send the caller SIGUSR1: no busy
+ * loop, which would leave no idle CPU for a helper.
+ */
+static void *race_signaller(void *arg)
+{
+	struct race_signal *s = arg;
+	struct pollfd p = { .fd = s->events, .events = POLLPRI };
+
+	race_wait(s->r, race_reserved);
+	while (!s->r->done && race_limit_hits(s->events) <= s->hits)
+		poll(&p, 1, 10);
+	if (s->r->done)
+		return NULL;
+	pthread_kill(s->r->caller, SIGUSR1);
+	s->sent_early = !s->r->done;
+	return NULL;
+}
+
+/*
+ * RACE_ROUNDS * 8 calls of twice the limit, each with a signal once the
+ * limit refused a page: every call must fail with ENOSPC.  A round tests
+ * something only where the call had helpers and the signal came before
+ * it returned, and catches a call that lets the signal hide the failure
+ * only where the caller was still on a page then, not the thread that
+ * failed: before the fix, 7 rounds of 32 returned EINTR, so 32 rounds
+ * rarely miss it.
+ */
+static void race_limit_signal(const char *dir, long limit)
+{
+	struct sigaction sa = { .sa_handler = race_on_signal };
+	int i, fd, err, rounds = RACE_ROUNDS * 8, eintr = 0, other = 0;
+	int helped = 0, early = 0;
+	struct race r = { .threaded = 1 };
+	struct race_signal s = { .r = &r };
+	pthread_t signaller;
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/race", dir);
+	s.events = open(RACE_CG "/hugetlb.2MB.events", O_RDONLY);
+	sigaction(SIGUSR1, &sa, NULL);
+	for (i = 0; i < rounds && s.events >= 0; i++) {
+		struct pool before;
+
+		fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+		if (fd < 0)
+			break;
+		pool_read(SZ_2M, &before);
+		r.rsvd = before.rsvd;
+		r.done = 0;
+		r.caller = pthread_self();
+		s.hits = race_limit_hits(s.events);
+		s.sent_early = 0;
+		trace_start();
+		pthread_create(&signaller, NULL, race_signaller, &s);
+		err = fallocate(fd, 0, 0, 2 * limit * SZ_2M) ? errno : 0;
+		r.done = 1;
+		pthread_join(signaller, NULL);
+		helped += trace_threads("hugetlbfs_falloc_chunk") >= 2;
+		early += s.sent_early;
+		eintr += err == EINTR;
+		other += err != EINTR && err != ENOSPC;
+		close(fd);
+		unlink(path);
+	}
+	signal(SIGUSR1, SIG_DFL);
+	if (s.events >= 0)
+		close(s.events);
+	report(i == rounds && !eintr && !other && helped && early,
+	       "falloc_race_limit_signal",
+	       "%d rounds of %d (%d with helpers, %d with the signal before the call returned): %d EINTR, %d other than ENOSPC",
+	       i, rounds, helped, early, eintr, other);
+}
 
 static const struct {
 	const char	*why;
@@ -411,6 +516,7 @@ static void race_cgroup_child(int vcpus)
 		race_report(race_cgroup_names[n], race_cgroup_tests[n].why,
 			    &t, vcpus, kind, kind != RACE_SHARED);
 	}
+	race_limit_signal(dir, limit);
 }
 
 static void test_race_cgroup(int vcpus)
@@ -430,7 +536,7 @@ void run_falloc_race_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(2 + ARRAY_SIZE(race_cgroup_tests));
+	ktap_plan(ARRAY_SIZE(race_cgroup_names) + 1);
 	test_race_mount(vcpus);
 	test_race_signal(vcpus);
 	test_race_cgroup(vcpus);

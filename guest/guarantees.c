@@ -7,8 +7,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -269,11 +271,161 @@ static void bound_child(int unused)
 	}
 }
 
+/*
+ * The cpuset test: a process in CPUSET_WIDE (every vCPU) runs a job of the
+ * self-benchmark while another of its threads moves it to CPUSET_ONE (CPU
+ * 0), CPUSET_TRIES times.  The move starts up to CPUSET_LEAD_US before
+ * the job, at random: it waits for an RCU grace period before it holds
+ * up forks, so that a job's start, where its helpers are forked, falls
+ * inside it.  Once the move has returned, every thread of the process
+ * may run on CPU 0 alone, helpers forked later included: a helper that
+ * ends on another CPU after it (the ktask_helper_end events, after a mark
+ * the mover writes to the trace) ran outside its cpuset.  Before helpers
+ * looked at their cpuset, those forked after the job copied its caller's
+ * CPUs and before the move ended took the copy.  The cpu job is cut to
+ * CPUSET_UNITS units, so that it outlasts the move.
+ */
+#define CPUSET_WIDE	CGROOT "/ktask-cpuset-wide"
+#define CPUSET_ONE	CGROOT "/ktask-cpuset-one"
+#define CPUSET_TRIES	40
+#define CPUSET_UNITS	"16384\n"
+#define CPUSET_LEAD_US	20000
+#define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
+#define MARKER		TRACE "trace_marker"
+
+struct cpuset_move {
+	int	go[2];		/* a byte per job: move now */
+	int	moved[2];	/* a byte per move done */
+};
+
+static void *cpuset_mover(void *arg)
+{
+	struct cpuset_move *m = arg;
+	char c;
+
+	while (read(m->go[0], &c, 1) == 1) {
+		c = !write_str(CPUSET_ONE "/cgroup.procs", "0\n") &&
+		    !write_str(MARKER, "ktask-moved\n");
+		if (write(m->moved[1], &c, 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * The ktask_helper_end events after the mover's mark: into @after, and
+ * into @outside those on a CPU other than 0.
+ */
+static void cpuset_helpers(int *after, int *outside)
+{
+	char line[512], *cpu;
+	int marked = 0;
+	FILE *f = fopen(TRACE "trace", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		marked |= !!strstr(line, "ktask-moved");
+		cpu = strchr(line, '[');
+		if (!marked || !strstr(line, "ktask_helper_end:") || !cpu)
+			continue;
+		(*after)++;
+		*outside += atoi(cpu + 1) != 0;
+	}
+	if (f)
+		fclose(f);
+}
+
+static const char *const cpuset_names[] = { "cpuset_bound_moved", NULL };
+
+static void cpuset_child(int vcpus)
+{
+	struct cpuset_move m;
+	struct bench_result res;
+	int i, after = 0, outside = 0, err = 0;
+	long long wall_ns = 0;
+	pthread_t mover;
+	char c;
+
+	if (write_str(CPUSET_WIDE "/cgroup.procs", "0\n") || pipe(m.go) ||
+	    pipe(m.moved) || write_str(CPU_UNITS, CPUSET_UNITS) ||
+	    pthread_create(&mover, NULL, cpuset_mover, &m)) {
+		report_setup_failed(cpuset_names, "join %s, pipes, %s or mover: %s",
+				    CPUSET_WIDE, CPU_UNITS, strerror(errno));
+		return;
+	}
+	write_str(HELPER_END, "1\n");
+	for (i = 0; i < CPUSET_TRIES && !err; i++) {
+		trace_clear();
+		c = 1;
+		if (write(m.go[1], &c, 1) != 1 ||
+		    usleep(rand() % CPUSET_LEAD_US) ||
+		    (err = -bench_run("cpu", vcpus, &res)) ||
+		    read(m.moved[0], &c, 1) != 1 || !c) {
+			err = err ?: errno ?: EIO;
+			break;
+		}
+		wall_ns += res.wall_ns;
+		cpuset_helpers(&after, &outside);
+		if (write_str(CPUSET_WIDE "/cgroup.procs", "0\n"))
+			err = errno;
+	}
+	write_str(HELPER_END, "0\n");
+	close(m.go[1]);
+	pthread_join(mover, NULL);
+	if (err) {
+		report(0, cpuset_names[0], "try %d: %s", i + 1, strerror(err));
+		return;
+	}
+	report(!outside && after, cpuset_names[0],
+	       "%d jobs of %lld ms on average, moved from CPUs 0-%d to CPU 0 around their start: %d helpers ended after a move, %d of them outside CPU 0",
+	       CPUSET_TRIES, wall_ns / CPUSET_TRIES / 1000000, vcpus - 1,
+	       after, outside);
+}
+
+/* Both cpusets, or why not. */
+static int cpuset_make(int vcpus)
+{
+	char wide[16];
+	int err;
+
+	snprintf(wide, sizeof(wide), "0-%d\n", vcpus - 1);
+	err = cgroup_make("cpuset", CPUSET_WIDE);
+	if (!err)
+		err = cgroup_make("cpuset", CPUSET_ONE);
+	if (!err && (write_str(CPUSET_WIDE "/cpuset.cpus", wide) ||
+		     write_str(CPUSET_ONE "/cpuset.cpus", "0\n")))
+		err = -errno;
+	return err;
+}
+
+static void cpuset_bound(int vcpus)
+{
+	char units[32] = "";
+	int err;
+
+	if (vcpus < 2) {
+		report_skip(cpuset_names[0], "%d vCPU: no helper", vcpus);
+		return;
+	}
+	err = cpuset_make(vcpus);
+	if (err) {
+		report_setup_failed(cpuset_names, "cpusets: %s", strerror(-err));
+		return;
+	}
+	read_line(CPU_UNITS, units, sizeof(units));
+	in_child(cpuset_child, vcpus, cpuset_names);
+	if (units[0])
+		write_str(CPU_UNITS, units);
+	rmdir(CPUSET_WIDE);
+	rmdir(CPUSET_ONE);
+}
+
 void run_guarantee_tests(const struct boot *b)
 {
-	ktap_plan(ARRAY_SIZE(left_names) - 1 + ARRAY_SIZE(bound_names) - 1);
+	ktap_plan(ARRAY_SIZE(left_names) - 1 + ARRAY_SIZE(bound_names) - 1 +
+		  ARRAY_SIZE(cpuset_names) - 1);
 	ktask_threads_set(0);
 	in_child(left_behind_child, b->vcpus, left_names);
 	in_child(bound_child, 0, bound_names);
 	rmdir(BOUND_CG);
+	cpuset_bound(b->vcpus);
 }

@@ -26,7 +26,8 @@
 #               run and pass, not skip, and the console must have that
 #               one report
 #   smt         the same kernel booted with 2 cores of 2 SMT threads, for
-#               the case that needs SMT (one thread per core), in the
+#               the cases that need SMT (named *per_core: one thread per
+#               core, caps in cores, a busy sibling), in the
 #               kernel's own preemption model (none), as the guest boots
 #   guest       the same kernel booted again, its tests off, with guest/
 #               as PID 1 in test mode: what needs a user task as the caller
