@@ -292,6 +292,8 @@ static void bound_child(int unused)
 #define CPUSET_LEAD_US	20000
 #define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
 #define MARKER		TRACE "trace_marker"
+#define NEWTASK		TRACE "events/task/task_newtask/enable"
+#define TRACE_CLOCK	TRACE "trace_clock"
 
 struct cpuset_move {
 	int	go[2];		/* a byte per job: move now */
@@ -312,11 +314,20 @@ static void *cpuset_mover(void *arg)
 	return NULL;
 }
 
+/* What the trace shows after the mover's mark. */
+struct cpuset_seen {
+	int	forks;		/* helpers forked */
+	int	ended;		/* the job's helpers that ended */
+	int	outside;	/* of those, on a CPU other than 0 */
+};
+
 /*
- * The ktask_helper_end events after the mover's mark: into @after, and
- * into @outside those on a CPU other than 0.
+ * Add what the trace shows after the mover's mark to @s: only what a
+ * helper forked after the move (the window a stale copy of the CPUs is
+ * taken in) tests the fix, as helpers forked before are moved with the
+ * process.
  */
-static void cpuset_helpers(int *after, int *outside)
+static void cpuset_trace(struct cpuset_seen *s)
 {
 	char line[512], *cpu;
 	int marked = 0;
@@ -324,11 +335,16 @@ static void cpuset_helpers(int *after, int *outside)
 
 	while (f && fgets(line, sizeof(line), f)) {
 		marked |= !!strstr(line, "ktask-moved");
-		cpu = strchr(line, '[');
-		if (!marked || !strstr(line, "ktask_helper_end:") || !cpu)
+		if (!marked)
 			continue;
-		(*after)++;
-		*outside += atoi(cpu + 1) != 0;
+		s->forks += strstr(line, "task_newtask:") &&
+			    strstr(line, "comm=ktask ");
+		cpu = strchr(line, '[');
+		if (!strstr(line, "ktask_helper_end:") ||
+		    !strstr(line, "ktask_bench_cpu_chunk") || !cpu)
+			continue;
+		s->ended++;
+		s->outside += atoi(cpu + 1) != 0;
 	}
 	if (f)
 		fclose(f);
@@ -338,9 +354,10 @@ static const char *const cpuset_names[] = { "cpuset_bound_moved", NULL };
 
 static void cpuset_child(int vcpus)
 {
+	struct cpuset_seen s = { 0 };
 	struct cpuset_move m;
 	struct bench_result res;
-	int i, after = 0, outside = 0, err = 0;
+	int i, err = 0;
 	long long wall_ns = 0;
 	pthread_t mover;
 	char c;
@@ -352,7 +369,10 @@ static void cpuset_child(int vcpus)
 				    CPUSET_WIDE, CPU_UNITS, strerror(errno));
 		return;
 	}
+	/* One clock for every CPU: a helper's end against the mark. */
+	write_str(TRACE_CLOCK, "global\n");
 	write_str(HELPER_END, "1\n");
+	write_str(NEWTASK, "1\n");
 	for (i = 0; i < CPUSET_TRIES && !err; i++) {
 		trace_clear();
 		c = 1;
@@ -364,21 +384,23 @@ static void cpuset_child(int vcpus)
 			break;
 		}
 		wall_ns += res.wall_ns;
-		cpuset_helpers(&after, &outside);
+		cpuset_trace(&s);
 		if (write_str(CPUSET_WIDE "/cgroup.procs", "0\n"))
 			err = errno;
 	}
 	write_str(HELPER_END, "0\n");
+	write_str(NEWTASK, "0\n");
+	write_str(TRACE_CLOCK, "local\n");
 	close(m.go[1]);
 	pthread_join(mover, NULL);
 	if (err) {
 		report(0, cpuset_names[0], "try %d: %s", i + 1, strerror(err));
 		return;
 	}
-	report(!outside && after, cpuset_names[0],
-	       "%d jobs of %lld ms on average, moved from CPUs 0-%d to CPU 0 around their start: %d helpers ended after a move, %d of them outside CPU 0",
+	report(!s.outside && s.ended && s.forks, cpuset_names[0],
+	       "%d jobs of %lld ms on average, moved from CPUs 0-%d to CPU 0 around their start: %d helpers forked and %d ended after a move, %d of them outside CPU 0",
 	       CPUSET_TRIES, wall_ns / CPUSET_TRIES / 1000000, vcpus - 1,
-	       after, outside);
+	       s.forks, s.ended, s.outside);
 }
 
 /* Both cpusets, or why not. */
