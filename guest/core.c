@@ -234,8 +234,6 @@ static void test_trace_events(int vcpus)
 	       found[0], found[1], res.used - 1, found[2]);
 }
 
-#define NEWTASK		TRACE "events/task/task_newtask/enable"
-
 /* Who forked the job's helpers, by the task_newtask events' tasks. */
 struct forks_run {
 	int	threads;

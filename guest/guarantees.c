@@ -292,7 +292,6 @@ static void bound_child(int unused)
 #define CPUSET_LEAD_US	20000
 #define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
 #define MARKER		TRACE "trace_marker"
-#define NEWTASK		TRACE "events/task/task_newtask/enable"
 #define TRACE_CLOCK	TRACE "trace_clock"
 
 struct cpuset_move {

@@ -21,6 +21,7 @@
 #define CGROOT		"/sys/fs/cgroup"
 #define TRACE		"/sys/kernel/tracing/"
 #define HELPER_END	TRACE "events/ktask/ktask_helper_end/enable"
+#define NEWTASK		TRACE "events/task/task_newtask/enable"
 /*
  * Runs of a test that wants a helper to have taken a chunk, before it
  * fails: a helper whose vCPU the host does not run in time gets none.
