@@ -17,11 +17,13 @@
  *	busy		the same callers beside CPU hogs and under cpu.max
  *	callers		mm without busy (make run MODE=model)
  *			(data)
+ *	memmap		the pmem driver's bind alone (data)
  *	test		the in-guest tests of make test
  *	falloc		its 2 MiB fallocate() tests alone
  *	placement	where fallocate()'s pages land under each memory
  *			policy alone, for make test's memoryless-node boot
  *	vfio		its VFIO tests alone
+ *	zone_device	its test of device memory's struct pages alone
  *	core		its tests of a user task as the caller alone
  *	faults		its fault injection and leak tests alone
  *	kselftest	the kernel's long mm selftests
@@ -54,7 +56,7 @@
 #include "suites.h"
 
 #define PREFIX		"ktask-bench: "
-#define MAX_SUITES	11	/* of a mode; the first empty entry ends them */
+#define MAX_SUITES	12	/* of a mode; the first empty entry ends them */
 
 /* A suite of a mode: of tests (KTAP) if it has a name, of data if not. */
 struct suite {
@@ -75,6 +77,7 @@ static const struct mode {
 	{ "busy", 0, { { NULL, run_busy_bench } } },
 	/* The mm callers without the busy ones: make run MODE=model. */
 	{ "callers", 0, { { NULL, run_mm_bench } } },
+	{ "memmap", 0, { { NULL, run_memmap_bench } } },
 	/* First: boot reads the trace of boot-time jobs. */
 	{ "test", 1, { { "boot", run_deferred_init_tests },
 		       { "hugetlbfs_falloc", run_falloc_tests },
@@ -86,12 +89,14 @@ static const struct mode {
 		       { "core", run_core_tests },
 		       { "faults", run_fault_tests },
 		       { "guarantees", run_guarantee_tests },
+		       { "zone_device", run_zone_device_tests },
 		       { "leftovers", run_leftover_tests } } },
 	{ "falloc", 0, { { "hugetlbfs_falloc", run_falloc_tests },
 			 { "placement", run_falloc_placement },
 			 { "falloc_races", run_falloc_race_tests } } },
 	{ "placement", 0, { { "placement", run_falloc_placement } } },
 	{ "vfio", 0, { { "vfio", run_vfio_tests } } },
+	{ "zone_device", 0, { { "zone_device", run_zone_device_tests } } },
 	{ "core", 1, { { "core", run_core_tests } } },
 	{ "guarantees", 0, { { "guarantees", run_guarantee_tests },
 			     { "leftovers", run_leftover_tests } } },

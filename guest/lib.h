@@ -54,6 +54,8 @@ int read_line(const char *path, char *buf, size_t size);
 long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
 int count_nodes(void);
+long long free_kb(void);
+long long free_slack_kb(long long plain_kb);
 int ksym_range(const char *name, unsigned long long *start,
 	       unsigned long long *end);
 int trace_clear(void);

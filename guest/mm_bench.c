@@ -9,7 +9,9 @@
  * page (huge.c); VFIO_IOMMU_MAP_DMA of fresh anonymous memory, which the
  * pinning faults in and zeroes (a VM's RAM that its VMM has not touched),
  * of memory populated once per boot, which it only pins and maps
- * (vfio_map_warm) (vfio_dev.c); and memset() of private memory by as many
+ * (vfio_map_warm) (vfio_dev.c); the pmem driver bound to the boot's
+ * persistent memory, which maps it with struct pages (memmap, pmem.c; also
+ * alone, mode "memmap"); and memset() of private memory by as many
  * threads: the rate the guest can write memory at, against which the
  * others are read.  On a kernel without ktask (the unpatched one) only 1
  * thread runs.  The same callers on a busy machine: busy_bench.c.
@@ -24,6 +26,7 @@
 
 #include "lib.h"
 #include "huge.h"
+#include "pmem.h"
 #include "suites.h"
 #include "vfio_dev.h"
 
@@ -154,6 +157,35 @@ static void bench_vfio_map(int threads, int patched)
 }
 
 /*
+ * The pmem driver bound to the boot's persistent memory again, at
+ * ktask.max_threads=@threads: the write's wall time, most of it
+ * memremap_pages() initialising the range's struct pages.
+ */
+static void bench_memmap(int threads, int patched)
+{
+	long long size = pmem_size();
+	unsigned long long wall;
+	int used = 1, ret;
+
+	ret = size > 0 ? pmem_unbind() : -ENODEV;
+	if (!ret && patched) {
+		ktask_threads_set(threads);
+		trace_start();
+	}
+	if (!ret)
+		ret = pmem_bind(&wall);
+	if (ret) {
+		printf("ktask-mm: error bench=memmap threads=%d errno=%d\n",
+		       threads, -ret);
+		return;
+	}
+	if (patched)
+		used = trace_threads(PMEM_FUNC);
+	printf("ktask-mm: bench=memmap threads=%d used=%d bytes=%lld wall_ns=%llu\n",
+	       threads, used, size, wall);
+}
+
+/*
  * The mm benchmark at each thread count (1 only without ktask), repeats
  * outermost.  fallocate() takes the 2 MiB pool but 16 pages.
  */
@@ -177,8 +209,25 @@ void run_mm_bench(const struct boot *b)
 				bench_falloc(b->threads[i], p.free - 16, patched);
 			bench_touch(b->threads[i], patched);
 			bench_vfio_map(b->threads[i], patched);
+			bench_memmap(b->threads[i], patched);
 		}
 	}
+	if (patched)
+		ktask_threads_set(0);
+}
+
+/* bench_memmap() alone, with the same first line. */
+void run_memmap_bench(const struct boot *b)
+{
+	int patched = !access(KNOB_THREADS, W_OK);
+	int r, i;
+
+	printf("ktask-mm: kernel=%s pool_1g=0 pool_2m=0\n",
+	       patched ? "patched" : "unpatched");
+	for (r = 0; r < b->repeat; r++)
+		for (i = 0; i < b->nthreads; i++)
+			if (patched || b->threads[i] == 1)
+				bench_memmap(b->threads[i], patched);
 	if (patched)
 		ktask_threads_set(0);
 }

@@ -116,6 +116,47 @@ static unsigned long long field(const char *line, const char *key)
 }
 
 /*
+ * Free memory in kB, counted exactly: the free pages of every zone with
+ * each CPU's share of the counters folded in, plus the pages on the
+ * per-CPU free lists, which MemAvailable leaves out (after unmapping
+ * 1 GiB they hold tens of MiB, more or less from one cycle to the next).
+ */
+long long free_kb(void)
+{
+	long long pages = 0;
+	char line[256], *at;
+	FILE *f;
+
+	write_str("/proc/sys/vm/stat_refresh", "1\n");
+	f = fopen("/proc/zoneinfo", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if ((at = strstr(line, "nr_free_pages ")))
+			pages += atoll(at + 14);
+		else if ((at = strstr(line, "count: ")))
+			pages += atoll(at + 7);
+	}
+	fclose(f);
+	return pages * (sysconf(_SC_PAGESIZE) >> 10);
+}
+
+/*
+ * How far free_kb() may fall over cycles that free what they allocate:
+ * @plain_kb, or 64 MiB on a KASAN kernel, which keeps freed slab objects
+ * in quarantine, up to 1/32 of memory, and their slabs allocated
+ * meanwhile (tens of MiB after a few cycles on make test's debug kernel).
+ */
+long long free_slack_kb(long long plain_kb)
+{
+	unsigned long long kasan, kasan_end;
+
+	if (!ksym_range("kasan_quarantine_put", &kasan, &kasan_end))
+		return 64 << 10;
+	return plain_kb;
+}
+
+/*
  * The code of the kernel's symbol @name, from its address in /proc/kallsyms
  * to the next symbol's.  0 if found.
  */

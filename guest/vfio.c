@@ -369,38 +369,6 @@ static void test_exist(int vcpus)
 #define CYCLES		4
 #define CYCLE_MAP	(512UL << 20)
 #define FREE_SLACK_KB	(8 << 10)	/* far below one chunk, 128 MiB */
-/*
- * KASAN keeps freed slab objects in quarantine, up to 1/32 of memory, and
- * their slabs stay allocated meanwhile: tens of MiB after a few cycles on
- * make test's debug kernel.  Still far below one cycle's 512 MiB.
- */
-#define KASAN_SLACK_KB	(64 << 10)
-
-/*
- * Free memory in kB, counted exactly: the free pages of every zone with
- * each CPU's share of the counters folded in, plus the pages on the
- * per-CPU free lists, which MemAvailable leaves out (after unmapping
- * 1 GiB they hold tens of MiB, more or less from one cycle to the next).
- */
-static long long free_kb(void)
-{
-	long long pages = 0;
-	char line[256], *at;
-	FILE *f;
-
-	write_str("/proc/sys/vm/stat_refresh", "1\n");
-	f = fopen("/proc/zoneinfo", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if ((at = strstr(line, "nr_free_pages ")))
-			pages += atoll(at + 14);
-		else if ((at = strstr(line, "count: ")))
-			pages += atoll(at + 7);
-	}
-	fclose(f);
-	return pages * (PAGE >> 10);
-}
 
 /* mmap, map, unmap and munmap CYCLE_MAP; whether the map and unmap worked. */
 static int map_cycle(int threads)
@@ -425,12 +393,9 @@ static int map_cycle(int threads)
  */
 static void test_cycles(int vcpus)
 {
-	long long pins0, free0, avail0, freed, avail, slack = FREE_SLACK_KB;
-	unsigned long long kasan, kasan_end;
+	long long pins0, free0, avail0, freed, avail;
+	long long slack = free_slack_kb(FREE_SLACK_KB);
 	int i, good = 0;
-
-	if (!ksym_range("kasan_quarantine_put", &kasan, &kasan_end))
-		slack = KASAN_SLACK_KB;
 
 	map_cycle(vcpus);
 	pins0 = pinned_pages();

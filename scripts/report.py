@@ -142,6 +142,7 @@ MM_BENCHES = (
 	('touch_1g', 'first touch of a 1 GiB page (zeroed in the fault)'),
 	('vfio_map', 'VFIO_IOMMU_MAP_DMA of fresh anonymous memory (faulted in and pinned)'),
 	('vfio_map_warm', 'VFIO_IOMMU_MAP_DMA of memory faulted in before (pinned only)'),
+	('memmap', 'the pmem driver bound to 1 GiB of persistent memory (memremap_pages(): its struct pages)'),
 	('memset', 'memset() of faulted memory by as many threads: the ceiling'),
 )
 # Benchmarks that write memory, which the memset rate bounds.

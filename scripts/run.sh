@@ -36,7 +36,8 @@
 # patched kernel's guest runs, see guest/init.c; default
 # bench,startup,contention; "deferred": the deferred init boots alone;
 # "mm": the mm boots alone; "busy": the same boots with only the busy
-# callers (guest/busy_bench.c); "startup": one boot of the patched
+# callers (guest/busy_bench.c); "memmap": the same boots with only the
+# pmem driver's bind (guest/mm_bench.c); "startup": one boot of the patched
 # kernel with the start-up table alone (guest/startup.c); "model": what
 # the projection (scripts/project.py) takes, one boot of the patched
 # kernel in one node with the start-up table and the mm callers but the
@@ -100,7 +101,7 @@ kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|meminfo,*|core|faults|falloc|vfio|guarantees|kselftest)
+test|test,*|meminfo|meminfo,*|core|faults|falloc|vfio|guarantees|zone_device|kselftest)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage
@@ -127,10 +128,15 @@ compare=
 # (deferred struct page init) traced from the start, with the global
 # trace clock set up front (under TCG the kernel would switch to it late
 # in boot, and that empties the trace).  The mm boots also get hugetlb
-# pools.
+# pools.  In a guest of 4 GiB or more, the top GiB of RAM (q35 puts the
+# RAM past 2 GiB above 4 GiB) is legacy persistent memory (memmap=),
+# which the pmem driver maps with struct pages (guest/pmem.c).
 boot_params="trace_clock=global nokaslr trace_event=ktask:ktask_job_start,ktask:ktask_job_end"
+mem_gib=$(($(mem_mib "$mem") / 1024))
+pmem_param=
+[ "$mem_gib" -lt 4 ] || pmem_param="memmap=1G!$((mem_gib + 1))G"
 user_params=$extra
-extra="intel_iommu=on $boot_params hugepagesz=2M hugepages=$pages_2m hugepagesz=1G hugepages=${HUGEPAGES_1G:-$p_1g} $user_params"
+extra="intel_iommu=on $boot_params $pmem_param hugepagesz=2M hugepages=$pages_2m hugepagesz=1G hugepages=${HUGEPAGES_1G:-$p_1g} $user_params"
 
 need_memory
 
@@ -260,10 +266,10 @@ mm_boot() {
 	logs="$logs $mm_log"
 }
 
-# MODE=mm or busy: those boots alone, no other.
+# MODE=mm, busy or memmap: those boots alone, no other.
 mm_mode=mm
 case $mode in
-mm|busy) mm_mode=$mode ;;
+mm|busy|memmap) mm_mode=$mode ;;
 esac
 if [ "$mode" != deferred ]; then
 	if [ "$mode" != "$mm_mode" ]; then
