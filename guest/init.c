@@ -12,8 +12,8 @@
  *	startup		what a job's start costs a user and a kernel caller
  *			(data)
  *	contention	jobs beside CPU hogs (data)
- *	mm		fallocate(), 1 GiB first touch, VFIO map and memset()
- *			rates, then busy (data)
+ *	mm		fallocate(), 1 GiB first touch, VFIO map, pmem bind
+ *			and memset() rates, then busy (data)
  *	busy		the same callers beside CPU hogs and under cpu.max
  *	callers		mm without busy (make run MODE=model)
  *			(data)

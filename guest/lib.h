@@ -4,8 +4,8 @@
  * and which uses none of them: sys.c (file, sysfs and trace I/O, ktask's
  * knob and self-benchmark, children and cgroups) and ktap.c (the test
  * results).  Above it: hogs.c, huge.c (the hugetlb pools and callers),
- * vfio_dev.c (the VFIO device) and placement.c (where a caller's memory
- * lands); then the suites (suites.h), one file each; init.c on top runs
+ * vfio_dev.c (the VFIO device), pmem.c (the boot's persistent memory
+ * and its driver) and placement.c (where a caller's memory lands); then the suites (suites.h), one file each; init.c on top runs
  * the suites a boot asks for.  A file includes only the headers of the
  * layers below its own.
  */
@@ -36,6 +36,7 @@ struct helpers_seen {
 	int	on_node;	/* of those, bound to the node asked about */
 	int	unbound;	/* of those, bound to none */
 	int	chunks;		/* the helpers took */
+	int	foreign;	/* of another process (trace_record_tgid()) */
 };
 
 /* One run of the self-benchmark, as /sys/kernel/debug/ktask/bench says. */
@@ -63,6 +64,9 @@ void trace_start(void);
 void trace_start_planned(void);
 int trace_threads(const char *match);
 int trace_planned(const char *match);
+long long trace_most(const char *event, const char *match, const char *key,
+		     int *count);
+void trace_record_tgid(int on);
 void trace_helpers(const char *func, int nid, struct helpers_seen *seen);
 int ktask_threads_set(int threads);
 int ktask_mem_threads_set(int threads);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The boot's legacy persistent memory: run.sh's memmap=1G!<start> makes
- * the top GiB of RAM an e820 persistent memory region, whose namespace
+ * The boot's legacy persistent memory: run.sh's memmap=1G!5G makes a GiB
+ * of RAM an e820 persistent memory region, whose namespace
  * the pmem driver maps with struct pages (memremap_pages(), as
  * MEMORY_DEVICE_FS_DAX memory) each time the namespace is bound to it:
  * at boot, in the driver's asynchronous probe, and from user space
@@ -14,18 +14,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib.h"
 #include "pmem.h"
 
 #define ND_PMEM		"/sys/bus/nd/drivers/nd_pmem/"
 
-/* The first namespace of the nd bus ("namespace0.0"), or NULL. */
+/*
+ * The first namespace of the nd bus ("namespace0.0"), or NULL.  The bus
+ * registers and probes its devices in an asynchronous domain of its own,
+ * which the boot does not wait for: its wait_probe file does.
+ */
 static const char *pmem_namespace(void)
 {
 	static char name[64];
+	char line[16];
 	glob_t g;
 
 	if (name[0])
 		return name;
+	read_line("/sys/bus/nd/devices/ndbus0/wait_probe", line, sizeof(line));
 	if (!glob("/sys/bus/nd/devices/namespace*", 0, NULL, &g) && g.gl_pathc)
 		snprintf(name, sizeof(name), "%s",
 			 strrchr(g.gl_pathv[0], '/') + 1);

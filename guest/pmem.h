@@ -3,8 +3,6 @@
 #ifndef KTASK_GUEST_PMEM_H
 #define KTASK_GUEST_PMEM_H
 
-#include "lib.h"
-
 /* The thread function that initialises device memory's struct pages. */
 #define PMEM_FUNC	"memmap_init_device_chunk"
 

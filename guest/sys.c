@@ -249,25 +249,31 @@ void trace_start_planned(void)
 }
 
 /*
- * Most threads= of the @event events recorded so far whose line has
- * @match (the thread function, or the caller's name), or -1 if none has.
+ * The largest value of @key (" threads=") in the @event events recorded
+ * so far whose line has @match (the thread function, or the caller's
+ * name), or -1 if none has; how many such events into *@count, if given.
  */
-static int trace_most_threads(const char *event, const char *match)
+long long trace_most(const char *event, const char *match, const char *key,
+		     int *count)
 {
+	long long max = -1;
 	char line[512], *at;
-	int max = -1;
+	int n = 0;
 	FILE *f;
 
 	f = fopen(TRACE "trace", "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		if (!strstr(line, event) || !strstr(line, match))
 			continue;
-		at = strstr(line, " threads=");
-		if (at && atoi(at + 9) > max)
-			max = atoi(at + 9);
+		n++;
+		at = strstr(line, key);
+		if (at && atoll(at + strlen(key)) > max)
+			max = atoll(at + strlen(key));
 	}
 	if (f)
 		fclose(f);
+	if (count)
+		*count = n;
 	return max;
 }
 
@@ -276,7 +282,7 @@ int trace_threads(const char *match)
 {
 	write_str(JOB_START, "0\n");
 	write_str(JOB_END, "0\n");
-	return trace_most_threads("ktask_job_end:", match);
+	return trace_most("ktask_job_end:", match, " threads=", NULL);
 }
 
 /*
@@ -285,7 +291,30 @@ int trace_threads(const char *match)
  */
 int trace_planned(const char *match)
 {
-	return trace_most_threads("ktask_job_start:", match);
+	return trace_most("ktask_job_start:", match, " threads=", NULL);
+}
+
+/*
+ * Whether the trace records each event's process (its tgid, in
+ * parentheses after the task), for trace_helpers()'s foreign count.
+ */
+void trace_record_tgid(int on)
+{
+	write_str(TRACE "options/record-tgid", on ? "1\n" : "0\n");
+}
+
+/*
+ * Whether the event @line, recorded with trace_record_tgid() on, is of a
+ * thread of another process than this one, or of an unknown one.
+ */
+static int trace_foreign(const char *line)
+{
+	const char *at = strchr(line, '(');
+
+	if (!at || strchr(at, '[') <= at)
+		return 0;
+	at++;
+	return atoi(at + strspn(at, " ")) != getpid();
 }
 
 /*
@@ -308,6 +337,7 @@ void trace_helpers(const char *func, int nid, struct helpers_seen *seen)
 		seen->helpers++;
 		seen->on_node += bound == nid;
 		seen->unbound += bound == -1;
+		seen->foreign += trace_foreign(line);
 		at = strstr(line, " chunks=");
 		seen->chunks += at ? atoi(at + 8) : 0;
 	}

@@ -47,8 +47,8 @@
 # "kselftest-compare": the selftests that fail on 6.12 as it is
 # (lib.sh: kselftests_compare) on both run kernels, which must end the
 # same (compare_kselftests);
-# "test,...", "meminfo", "core", "faults", "falloc", "vfio" and
-# "guarantees" boot build/kunit's kernel once, write
+# "test,...", "meminfo", "core", "faults", "falloc", "vfio",
+# "guarantees" and "zone_device" boot build/kunit's kernel once, write
 # build/run/MODE-console.log and print no report),
 # CONSOLE (the console log's name in build/run for make test's boots,
 # default MODE-console.log), MEMLESS=1 (the last node has CPUs and no
@@ -128,13 +128,15 @@ compare=
 # (deferred struct page init) traced from the start, with the global
 # trace clock set up front (under TCG the kernel would switch to it late
 # in boot, and that empties the trace).  The mm boots also get hugetlb
-# pools.  In a guest of 4 GiB or more, the top GiB of RAM (q35 puts the
-# RAM past 2 GiB above 4 GiB) is legacy persistent memory (memmap=),
-# which the pmem driver maps with struct pages (guest/pmem.c).
+# pools.  In a guest of 6 GiB or more (the pools take 3), the GiB from 5
+# GiB (q35 puts the RAM past 2 GiB at 4 GiB and up: node 0's in every
+# profile) is legacy persistent memory (memmap=), which the pmem driver
+# maps with struct pages (guest/pmem.c).  Not at the top of the last
+# node's RAM: there, on make test's guest, node 0 deferred no struct page
+# at boot (6.12, reason not known), and its deferred init test failed.
 boot_params="trace_clock=global nokaslr trace_event=ktask:ktask_job_start,ktask:ktask_job_end"
-mem_gib=$(($(mem_mib "$mem") / 1024))
 pmem_param=
-[ "$mem_gib" -lt 4 ] || pmem_param="memmap=1G!$((mem_gib + 1))G"
+[ "$(mem_mib "$mem")" -lt 6144 ] || pmem_param="memmap=1G!5G"
 user_params=$extra
 extra="intel_iommu=on $boot_params $pmem_param hugepagesz=2M hugepages=$pages_2m hugepagesz=1G hugepages=${HUGEPAGES_1G:-$p_1g} $user_params"
 
