@@ -191,9 +191,10 @@ static void bench_memmap(int threads, int patched)
 
 /*
  * The mm benchmark at each thread count (1 only without ktask), repeats
- * outermost.  fallocate() takes the 2 MiB pool but 16 pages.
+ * outermost, or its memmap row alone (@memmap_only).  fallocate() takes
+ * the 2 MiB pool but 16 pages.
  */
-void run_mm_bench(const struct boot *b)
+static void mm_bench(const struct boot *b, int memmap_only)
 {
 	int patched = !access(KNOB_THREADS, W_OK);
 	struct pool p;
@@ -208,11 +209,14 @@ void run_mm_bench(const struct boot *b)
 		for (i = 0; i < b->nthreads; i++) {
 			if (!patched && b->threads[i] != 1)
 				continue;
-			bench_memset(b->threads[i]);
-			if (p.free > 16)
-				bench_falloc(b->threads[i], p.free - 16, patched);
-			bench_touch(b->threads[i], patched);
-			bench_vfio_map(b->threads[i], patched);
+			if (!memmap_only) {
+				bench_memset(b->threads[i]);
+				if (p.free > 16)
+					bench_falloc(b->threads[i], p.free - 16,
+						     patched);
+				bench_touch(b->threads[i], patched);
+				bench_vfio_map(b->threads[i], patched);
+			}
 			bench_memmap(b->threads[i], patched);
 		}
 	}
@@ -220,18 +224,12 @@ void run_mm_bench(const struct boot *b)
 		ktask_threads_set(0);
 }
 
-/* bench_memmap() alone, with the same first line. */
+void run_mm_bench(const struct boot *b)
+{
+	mm_bench(b, 0);
+}
+
 void run_memmap_bench(const struct boot *b)
 {
-	int patched = !access(KNOB_THREADS, W_OK);
-	int r, i;
-
-	printf("ktask-mm: kernel=%s pool_1g=0 pool_2m=0\n",
-	       patched ? "patched" : "unpatched");
-	for (r = 0; r < b->repeat; r++)
-		for (i = 0; i < b->nthreads; i++)
-			if (patched || b->threads[i] == 1)
-				bench_memmap(b->threads[i], patched);
-	if (patched)
-		ktask_threads_set(0);
+	mm_bench(b, 1);
 }
