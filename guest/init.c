@@ -18,12 +18,15 @@
  *	callers		mm without busy (make run MODE=model)
  *			(data)
  *	memmap		the pmem driver's bind alone (data)
+ *	thp_move	move_pages(2) of THPs from node 0 to node 1 alone
+ *			(data)
  *	test		the in-guest tests of make test
  *	falloc		its 2 MiB fallocate() tests alone
  *	placement	where fallocate()'s pages land under each memory
  *			policy alone, for make test's memoryless-node boot
  *	vfio		its VFIO tests alone
  *	zone_device	its test of device memory's struct pages alone
+ *	migrate		its tests of page migration alone
  *	core		its tests of a user task as the caller alone
  *	faults		its fault injection and leak tests alone
  *	kselftest	the kernel's long mm selftests
@@ -56,7 +59,7 @@
 #include "suites.h"
 
 #define PREFIX		"ktask-bench: "
-#define MAX_SUITES	12	/* of a mode; the first empty entry ends them */
+#define MAX_SUITES	13	/* of a mode; the first empty entry ends them */
 
 /* A suite of a mode: of tests (KTAP) if it has a name, of data if not. */
 struct suite {
@@ -78,6 +81,7 @@ static const struct mode {
 	/* The mm callers without the busy ones: make run MODE=model. */
 	{ "callers", 0, { { NULL, run_mm_bench } } },
 	{ "memmap", 0, { { NULL, run_memmap_bench } } },
+	{ "thp_move", 0, { { NULL, run_thp_move_bench } } },
 	/* First: boot reads the trace of boot-time jobs. */
 	{ "test", 1, { { "boot", run_deferred_init_tests },
 		       { "hugetlbfs_falloc", run_falloc_tests },
@@ -90,6 +94,7 @@ static const struct mode {
 		       { "faults", run_fault_tests },
 		       { "guarantees", run_guarantee_tests },
 		       { "zone_device", run_zone_device_tests },
+		       { "migrate", run_migrate_tests },
 		       { "leftovers", run_leftover_tests } } },
 	{ "falloc", 0, { { "hugetlbfs_falloc", run_falloc_tests },
 			 { "placement", run_falloc_placement },
@@ -97,6 +102,7 @@ static const struct mode {
 	{ "placement", 0, { { "placement", run_falloc_placement } } },
 	{ "vfio", 0, { { "vfio", run_vfio_tests } } },
 	{ "zone_device", 0, { { "zone_device", run_zone_device_tests } } },
+	{ "migrate", 0, { { "migrate", run_migrate_tests } } },
 	{ "core", 1, { { "core", run_core_tests } } },
 	{ "guarantees", 0, { { "guarantees", run_guarantee_tests },
 			     { "leftovers", run_leftover_tests } } },

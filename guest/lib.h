@@ -5,10 +5,10 @@
  * knob and self-benchmark, children and cgroups) and ktap.c (the test
  * results).  Above it: hogs.c, huge.c (the hugetlb pools and callers),
  * vfio_dev.c (the VFIO device), pmem.c (the boot's persistent memory
- * and its driver) and placement.c (where a caller's memory lands); then
- * the suites (suites.h), one file each; init.c on top runs the suites a
- * boot asks for.  A file includes only the headers of the layers below
- * its own.
+ * and its driver), placement.c (where a caller's memory lands) and thp.c
+ * (THPs on a node, moved to another); then the suites (suites.h), one
+ * file each; init.c on top runs the suites a boot asks for.  A file
+ * includes only the headers of the layers below its own.
  */
 #ifndef KTASK_GUEST_LIB_H
 #define KTASK_GUEST_LIB_H

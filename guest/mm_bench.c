@@ -11,7 +11,9 @@
  * of memory populated once per boot, which it only pins and maps
  * (vfio_map_warm) (vfio_dev.c); the pmem driver bound to the boot's
  * persistent memory, which maps it with struct pages (memmap, pmem.c; also
- * alone, mode "memmap"); and memset() of private memory by as many
+ * alone, mode "memmap"); move_pages(2) of THPs from node 0 to node 1,
+ * in a boot of two nodes (thp.c; alone, mode "thp_move"); and memset() of
+ * private memory by as many
  * threads: the rate the guest can write memory at, against which the
  * others are read.  On a kernel without ktask (the unpatched one) only 1
  * thread runs.  The same callers on a busy machine: busy_bench.c.
@@ -20,6 +22,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -28,12 +31,14 @@
 #include "huge.h"
 #include "pmem.h"
 #include "suites.h"
+#include "thp.h"
 #include "vfio_dev.h"
 
 #define MEMSET_BYTES	(256UL << 20)	/* per thread */
 #define MEMSET_PASSES	1
 #define BENCH_FRESH	SZ_1G		/* the VFIO maps */
 #define BENCH_WARM	(4 * SZ_1G)
+#define BENCH_THP_MOVE	(512UL << 20)
 
 static void *memset_thread(void *arg)
 {
@@ -190,11 +195,52 @@ static void bench_memmap(int threads, int patched)
 }
 
 /*
- * The mm benchmark at each thread count (1 only without ktask), repeats
- * outermost, or its memmap row alone (@memmap_only).  fallocate() takes
- * the 2 MiB pool but 16 pages.
+ * move_pages(2) of BENCH_THP_MOVE of THPs written on node 0 to node 1, at
+ * ktask.max_threads=@threads: the call's wall time and, patched, the most
+ * threads a batch's copy ran on.
  */
-static void mm_bench(const struct boot *b, int memmap_only)
+static void bench_thp_move(int threads, int patched)
+{
+	int *status = calloc(BENCH_THP_MOVE / THP_SIZE, sizeof(*status));
+	unsigned long long t0, wall = 0;
+	struct thp_region r;
+	long ret = -ENOMEM;
+	int used = 1;
+
+	if (status && !(ret = thp_map(&r, BENCH_THP_MOVE, 0))) {
+		thp_fill(&r);
+		if (patched) {
+			ktask_threads_set(threads);
+			trace_start();
+		}
+		t0 = now_ns();
+		ret = thp_move_pages(&r, 1, status);
+		wall = now_ns() - t0;
+		if (patched)
+			used = trace_threads(THP_COPY_FUNC);
+		if (!ret && thp_bad(&r))
+			ret = -EIO;
+		thp_unmap(&r);
+	}
+	free(status);
+	if (ret) {
+		printf("ktask-mm: error bench=thp_move threads=%d errno=%ld\n",
+		       threads, ret < 0 ? -ret : EAGAIN);
+		return;
+	}
+	printf("ktask-mm: bench=thp_move threads=%d used=%d bytes=%lu wall_ns=%llu\n",
+	       threads, used, BENCH_THP_MOVE, wall);
+}
+
+/* The rows of the mm benchmark: every one, or one alone. */
+enum mm_rows { MM_ALL, MM_MEMMAP, MM_THP_MOVE };
+
+/*
+ * The mm benchmark at each thread count (1 only without ktask), repeats
+ * outermost, or one of its rows alone (@rows).  fallocate() takes the
+ * 2 MiB pool but 16 pages.
+ */
+static void mm_bench(const struct boot *b, enum mm_rows rows)
 {
 	int patched = !access(KNOB_THREADS, W_OK);
 	struct pool p;
@@ -209,7 +255,11 @@ static void mm_bench(const struct boot *b, int memmap_only)
 		for (i = 0; i < b->nthreads; i++) {
 			if (!patched && b->threads[i] != 1)
 				continue;
-			if (!memmap_only) {
+			if (rows == MM_THP_MOVE) {
+				bench_thp_move(b->threads[i], patched);
+				continue;
+			}
+			if (rows == MM_ALL) {
 				bench_memset(b->threads[i]);
 				if (p.free > 16)
 					bench_falloc(b->threads[i], p.free - 16,
@@ -226,10 +276,15 @@ static void mm_bench(const struct boot *b, int memmap_only)
 
 void run_mm_bench(const struct boot *b)
 {
-	mm_bench(b, 0);
+	mm_bench(b, MM_ALL);
 }
 
 void run_memmap_bench(const struct boot *b)
 {
-	mm_bench(b, 1);
+	mm_bench(b, MM_MEMMAP);
+}
+
+void run_thp_move_bench(const struct boot *b)
+{
+	mm_bench(b, MM_THP_MOVE);
 }

@@ -20,7 +20,7 @@ struct boot {
 };
 
 /*
- * Data: bench.c, startup.c, contention.c, mm_bench.c (two), busy_bench.c,
+ * Data: bench.c, startup.c, contention.c, mm_bench.c (three), busy_bench.c,
  * hugetlb.c, kselftest.c.
  */
 void run_bench(const struct boot *b);
@@ -28,6 +28,7 @@ void run_startup(const struct boot *b);
 void run_contention(const struct boot *b);
 void run_mm_bench(const struct boot *b);
 void run_memmap_bench(const struct boot *b);
+void run_thp_move_bench(const struct boot *b);
 void run_busy_bench(const struct boot *b);
 void run_meminfo(const struct boot *b);
 void run_kselftests_compare(const struct boot *b);
@@ -46,6 +47,7 @@ void run_fault_tests(const struct boot *b);		/* faults.c */
 void run_guarantee_tests(const struct boot *b);		/* guarantees.c */
 void run_leftover_tests(const struct boot *b);		/* leftovers.c */
 void run_zone_device_tests(const struct boot *b);	/* zone_device.c */
+void run_migrate_tests(const struct boot *b);		/* migrate.c */
 void run_kernel_log_test(const struct boot *b);
 
 #endif

@@ -2,8 +2,8 @@
 """Check that guest/ imports only downward (guest/lib.h says how).
 
 Layers, bottom up: 0 sys.c and ktap.c (lib.h); 1 hogs, huge, vfio_dev,
-pmem and placement (a .c and its .h each); 2 the suites (suites.h), one file
-each; 3 init.c.  A file may include the headers of the layers below its
+pmem, placement and thp (a .c and its .h each); 2 the suites (suites.h),
+one file each; 3 init.c.  A file may include the headers of the layers below its
 own, its own header and its layer's (lib.h, suites.h); a suite may call
 no other suite's entry point (the run_* functions suites.h declares); and
 a function a header declares is defined in that header's layer.
@@ -17,7 +17,8 @@ import re
 import sys
 
 HEADER_LAYER = {'lib.h': 0, 'hogs.h': 1, 'huge.h': 1, 'vfio_dev.h': 1,
-		'placement.h': 1, 'pmem.h': 1, 'suites.h': 2}
+		'placement.h': 1, 'pmem.h': 1, 'thp.h': 1,
+		'suites.h': 2}
 FILE_LAYER = {'sys.c': 0, 'ktap.c': 0, 'init.c': 3}
 # The header the files of a layer share.
 SHARED = {0: 'lib.h', 2: 'suites.h'}

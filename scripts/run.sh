@@ -37,7 +37,9 @@
 # bench,startup,contention; "deferred": the deferred init boots alone;
 # "mm": the mm boots alone; "busy": the same boots with only the busy
 # callers (guest/busy_bench.c); "memmap": the same boots with only the
-# pmem driver's bind (guest/mm_bench.c); "startup": one boot of the patched
+# pmem driver's bind (guest/mm_bench.c); "thp_move": the same boots, in
+# NODES nodes, with only move_pages(2) of THPs from node 0 to node 1
+# (guest/mm_bench.c); "startup": one boot of the patched
 # kernel with the start-up table alone (guest/startup.c); "model": what
 # the projection (scripts/project.py) takes, one boot of the patched
 # kernel in one node with the start-up table and the mm callers but the
@@ -48,8 +50,8 @@
 # (lib.sh: kselftests_compare) on both run kernels, which must end the
 # same (compare_kselftests);
 # "test,...", "meminfo", "core", "faults", "falloc", "vfio",
-# "guarantees" and "zone_device" boot build/kunit's kernel once, write
-# build/run/MODE-console.log and print no report),
+# "guarantees", "zone_device" and "migrate" boot build/kunit's kernel
+# once, write build/run/MODE-console.log and print no report),
 # CONSOLE (the console log's name in build/run for make test's boots,
 # default MODE-console.log), MEMLESS=1 (the last node has CPUs and no
 # memory: MEM goes to the others), SMT (threads per core, default 1),
@@ -101,7 +103,7 @@ kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|meminfo,*|core|faults|falloc|vfio|guarantees|zone_device|kselftest)
+test|test,*|meminfo|meminfo,*|core|faults|falloc|vfio|guarantees|zone_device|migrate|kselftest)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage
@@ -258,22 +260,26 @@ if [ "$mode" = model ]; then
 fi
 
 # mm_boot patched|unpatched ROUND: one boot of the mm benchmark, all
-# vCPUs in one node, its log added to logs.
+# vCPUs in one node (in NODES for MODE=thp_move, which moves THPs from
+# node 0 to node 1), its log added to logs.
 mm_boot() {
 	if [ "$1" = patched ]; then
 		mm_log=$out/console-mm-$2.log
-		boot "$kernel" "$mm_log" "$mm_mode" "$all" 1 patched
+		boot "$kernel" "$mm_log" "$mm_mode" "$all" "$mm_nodes" patched
 	else
 		mm_log=$out/console-unpatched-$2.log
-		boot "$base_kernel" "$mm_log" "$mm_mode" "$all" 1 unpatched
+		boot "$base_kernel" "$mm_log" "$mm_mode" "$all" "$mm_nodes" \
+			unpatched
 	fi
 	logs="$logs $mm_log"
 }
 
-# MODE=mm, busy or memmap: those boots alone, no other.
+# MODE=mm, busy, memmap or thp_move: those boots alone, no other.
 mm_mode=mm
+mm_nodes=1
 case $mode in
 mm|busy|memmap) mm_mode=$mode ;;
+thp_move) mm_mode=$mode mm_nodes=$nodes ;;
 esac
 if [ "$mode" != deferred ]; then
 	if [ "$mode" != "$mm_mode" ]; then

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Transparent huge pages for the migration tests and benchmark: a region
+ * of them on one node, written with a pattern each 8-byte word of which
+ * says where it is, and moved to another node by move_pages(2) or
+ * migrate_pages(2), with no libnuma.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib.h"
+#include "thp.h"
+
+#define MPOL_BIND	2
+#define MPOL_MF_MOVE	(1 << 1)
+
+/*
+ * Map @len bytes of memory that faults in as THPs of node @node (bound
+ * by mbind(), and madvise()d): 0, or -errno.
+ */
+int thp_map(struct thp_region *r, size_t len, int node)
+{
+	unsigned long nodes = 1UL << node;
+
+	r->len = len;
+	r->map = mmap(NULL, len + THP_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->map == MAP_FAILED)
+		return -errno;
+	r->mem = (char *)(((uintptr_t)r->map + THP_SIZE - 1) &
+			  ~(THP_SIZE - 1));
+	if (madvise(r->mem, len, MADV_HUGEPAGE) ||
+	    syscall(SYS_mbind, r->mem, len, MPOL_BIND, &nodes,
+		    sizeof(nodes) * 8, 0)) {
+		int err = -errno;
+
+		munmap(r->map, len + THP_SIZE);
+		return err;
+	}
+	return 0;
+}
+
+void thp_unmap(struct thp_region *r)
+{
+	munmap(r->map, r->len + THP_SIZE);
+}
+
+static uint64_t thp_word(size_t i)
+{
+	return (i * 0x9e3779b97f4a7c15ULL) ^ 0x6b7461736b6d6967ULL;
+}
+
+void thp_fill(const struct thp_region *r)
+{
+	uint64_t *w = (uint64_t *)r->mem;
+	size_t i;
+
+	for (i = 0; i < r->len / sizeof(*w); i++)
+		w[i] = thp_word(i);
+}
+
+/* 8-byte words of the region not as thp_fill() wrote them. */
+long thp_bad(const struct thp_region *r)
+{
+	const uint64_t *w = (const uint64_t *)r->mem;
+	long bad = 0;
+	size_t i;
+
+	for (i = 0; i < r->len / sizeof(*w); i++)
+		bad += w[i] != thp_word(i);
+	return bad;
+}
+
+/* AnonHugePages of the region's mapping, in kB (/proc/self/smaps). */
+long long thp_huge_kb(const struct thp_region *r)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	unsigned long start, end;
+	long long kb = -1;
+	char line[256];
+	int in = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
+			in = start <= (uintptr_t)r->mem &&
+			     (uintptr_t)r->mem < end;
+		else if (in && sscanf(line, "AnonHugePages: %lld", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+/*
+ * move_pages(2) of the region to @node, one entry a THP (a THP moves
+ * whole; its other pages would be -EBUSY, its folio being off the LRU
+ * already), each entry's status into @status: what the call returned,
+ * or -errno.  move_pages(2) stops at the first page it cannot move.
+ */
+long thp_move_pages(const struct thp_region *r, int node, int *status)
+{
+	size_t i, n = r->len / THP_SIZE;
+	void **pages = calloc(n, sizeof(*pages));
+	int *to = calloc(n, sizeof(*to));
+	long ret = -ENOMEM;
+
+	if (pages && to) {
+		for (i = 0; i < n; i++) {
+			pages[i] = r->mem + i * THP_SIZE;
+			to[i] = node;
+		}
+		ret = syscall(SYS_move_pages, 0, n, pages, to, status,
+			      MPOL_MF_MOVE);
+		if (ret < 0)
+			ret = -errno;
+	}
+	free(pages);
+	free(to);
+	return ret;
+}
+
+/* Where each base page of the region is, into @node: 0, or -errno. */
+int thp_nodes(const struct thp_region *r, int *node)
+{
+	size_t i, n = r->len / 4096;
+	void **pages = calloc(n, sizeof(*pages));
+	long ret = -ENOMEM;
+
+	if (pages) {
+		for (i = 0; i < n; i++)
+			pages[i] = r->mem + i * 4096;
+		ret = syscall(SYS_move_pages, 0, n, pages, NULL, node, 0);
+		if (ret < 0)
+			ret = -errno;
+	}
+	free(pages);
+	return ret;
+}
+
+/* migrate_pages(2) of this process from node @from to @to. */
+long thp_migrate_pages(int from, int to)
+{
+	unsigned long from_nodes = 1UL << from, to_nodes = 1UL << to;
+	long ret = syscall(SYS_migrate_pages, 0, sizeof(from_nodes) * 8,
+			   &from_nodes, &to_nodes);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* Pages the mm_migrate_folios_copy events of the trace say were copied. */
+long long thp_copied(void)
+{
+	FILE *f = fopen(TRACE "trace", "r");
+	long long pages = 0;
+	char line[512], *at;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		at = strstr(line, "mm_migrate_folios_copy:");
+		if (at && strstr(at, " err=0") && strstr(at, "nr_pages="))
+			pages += atoll(strstr(at, "nr_pages=") + 9);
+	}
+	if (f)
+		fclose(f);
+	return pages;
+}
