@@ -4,10 +4,11 @@ set -eu
 . "$(dirname "$0")/lib.sh"
 
 # liburing-dev: the io_uring fixed-buffer cases of the mm selftests
-# gup_longterm and cow (make gauntlet) pin pages long-term through it.
+# gup_longterm and cow (make gauntlet) pin pages long-term through it;
+# libnuma-dev: the migration selftest (make gauntlet) moves pages with it.
 packages="$source_pkg qemu-system-x86 gcc make flex bison bc libelf-dev
 libssl-dev libc6-dev cpio ccache python3 python3-ply python3-git perl git
-xz-utils gnuplot-nox sparse liburing-dev"
+xz-utils gnuplot-nox sparse liburing-dev libnuma-dev"
 
 missing=
 for p in $packages; do

@@ -34,19 +34,20 @@ build_kselftests() {
 	mkdir -p "$guest/kselftest"
 	echo "dir /kselftest 0755 0 0"
 	for t in $list; do
-		extra_src=
+		extra_src= extra_libs=
 		case $t in
 		cow) extra_src=thp_settings.c ;;
+		migration) extra_src=thp_settings.c extra_libs=-lnuma ;;
 		uffd-unit-tests) extra_src=uffd-common.c ;;
 		esac
 		# From the selftests' directory with relative names, as their
 		# Makefile builds them: gup_longterm makes its temporary file
 		# next to __FILE__, which must be a path the guest has.
-		# shellcheck disable=SC2086 # $extra_src and $libs: 0 or more words
+		# shellcheck disable=SC2086 # $extra_* and $libs: 0 or more words
 		(cd "$ks" && gcc -static -O2 -I.. -I"$hdr" -isystem "$hdr/usr/include" \
 			-isystem "$tree/tools/include/uapi" \
 			-o "$guest/kselftest/$t" "$t.c" vm_util.c $extra_src \
-			$libs -lpthread -lrt -lm) >&2 ||
+			$libs $extra_libs -lpthread -lrt -lm) >&2 ||
 			die "cannot build the selftest $t"
 		echo "file /kselftest/$t $guest/kselftest/$t 0755 0 0"
 	done

@@ -22,7 +22,7 @@ source_tarball=/usr/src/linux-source-6.12.tar.xz
 # take minutes under TCG.
 kselftests="hugepage-mmap hugetlb-madvise map_hugetlb"
 kselftests_long="gup_longterm cow uffd-unit-tests hugetlb_fault_after_madv
-hugetlb_madv_vs_map thuge-gen hugepage-vmemmap"
+hugetlb_madv_vs_map thuge-gen hugepage-vmemmap migration"
 # Those that fail on 6.12 as it is, each with the exit status it ends
 # with there, which MODE=kselftest-compare runs on make run's two
 # kernels: both must end with it, and with the same output.
