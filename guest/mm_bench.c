@@ -197,39 +197,49 @@ static void bench_memmap(int threads, int patched)
 /*
  * move_pages(2) of BENCH_THP_MOVE of THPs written on node 0 to node 1, at
  * ktask.max_threads=@threads: the call's wall time and, patched, the most
- * threads a batch's copy ran on.
+ * threads a batch's copy ran on; an error line if a word moved wrong or
+ * the region was not all THPs (AnonHugePages, THPs moved: huge_kb=,
+ * thps=).
  */
 static void bench_thp_move(int threads, int patched)
 {
 	int *status = calloc(BENCH_THP_MOVE / THP_SIZE, sizeof(*status));
 	unsigned long long t0, wall = 0;
+	long long huge_kb = -1, thps = -1;
 	struct thp_region r;
 	long ret = -ENOMEM;
 	int used = 1;
 
 	if (status && !(ret = thp_map(&r, BENCH_THP_MOVE, 0))) {
 		thp_fill(&r);
+		huge_kb = thp_huge_kb(&r);
 		if (patched) {
 			ktask_threads_set(threads);
 			trace_start();
 		}
+		thps = read_key("/proc/vmstat", "thp_migration_success", ' ');
 		t0 = now_ns();
 		ret = thp_move_pages(&r, 1, status);
 		wall = now_ns() - t0;
+		thps = read_key("/proc/vmstat", "thp_migration_success", ' ') -
+		       thps;
 		if (patched)
 			used = trace_threads(THP_COPY_FUNC);
 		if (!ret && thp_bad(&r))
 			ret = -EIO;
+		/* Not what it measures: the region was not all THPs. */
+		if (!ret && thps != BENCH_THP_MOVE / THP_SIZE)
+			ret = -ENOMEM;
 		thp_unmap(&r);
 	}
 	free(status);
 	if (ret) {
-		printf("ktask-mm: error bench=thp_move threads=%d errno=%ld\n",
-		       threads, ret < 0 ? -ret : EAGAIN);
+		printf("ktask-mm: error bench=thp_move threads=%d errno=%ld huge_kb=%lld thps=%lld\n",
+		       threads, ret < 0 ? -ret : EAGAIN, huge_kb, thps);
 		return;
 	}
-	printf("ktask-mm: bench=thp_move threads=%d used=%d bytes=%lu wall_ns=%llu\n",
-	       threads, used, BENCH_THP_MOVE, wall);
+	printf("ktask-mm: bench=thp_move threads=%d used=%d bytes=%lu wall_ns=%llu huge_kb=%lld thps=%lld\n",
+	       threads, used, BENCH_THP_MOVE, wall, huge_kb, thps);
 }
 
 /* The rows of the mm benchmark: every one, or one alone. */
