@@ -3,10 +3,11 @@
 
 Layers, bottom up: 0 sys.c and ktap.c (lib.h); 1 hogs, huge, vfio_dev,
 pmem, placement and thp (a .c and its .h each); 2 the suites (suites.h),
-one file each; 3 init.c.  A file may include the headers of the layers below its
-own, its own header and its layer's (lib.h, suites.h); a suite may call
-no other suite's entry point (the run_* functions suites.h declares); and
-a function a header declares is defined in that header's layer.
+one file each; 3 init.c.  A file may include the headers of the layers
+below its own, its own header and its layer's (lib.h, suites.h); a suite
+may call no other suite's entry point (the run_* functions suites.h
+declares); and a function a header declares is defined in that header's
+layer.
 Prints each violation; exits 1 if there is one.
 
 usage: guest_layers.py GUEST_DIR
