@@ -11,11 +11,10 @@
  * of memory populated once per boot, which it only pins and maps
  * (vfio_map_warm) (vfio_dev.c); the pmem driver bound to the boot's
  * persistent memory, which maps it with struct pages (memmap, pmem.c; also
- * alone, mode "memmap"); move_pages(2) of THPs from node 0 to node 1,
- * in a boot of two nodes (thp.c; alone, mode "thp_move"); and memset() of
- * private memory by as many
- * threads: the rate the guest can write memory at, against which the
- * others are read.  On a kernel without ktask (the unpatched one) only 1
+ * alone, mode "memmap"); move_pages(2) of THPs from node 0 to node 1, in a
+ * boot of two nodes (thp.c; alone, mode "thp_move"); and memset() of
+ * private memory by as many threads: the rate the guest can write memory
+ * at, against which the others are read.  On a kernel without ktask (the unpatched one) only 1
  * thread runs.  The same callers on a busy machine: busy_bench.c.
  */
 #define _GNU_SOURCE
