@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,24 +275,27 @@ static void bound_child(int unused)
 /*
  * The cpuset test: a process in CPUSET_WIDE (every vCPU) runs a job of the
  * self-benchmark while another of its threads moves it to CPUSET_ONE (CPU
- * 0), CPUSET_TRIES times.  The move starts up to CPUSET_LEAD_US before
- * the job, at random: it waits for an RCU grace period before it holds
- * up forks, so that a job's start, where its helpers are forked, falls
- * inside it.  Once the move has returned, every thread of the process
- * may run on CPU 0 alone, helpers forked later included: a helper that
- * ends on another CPU after it (the ktask_helper_end events, after a mark
- * the mover writes to the trace) ran outside its cpuset.  Before helpers
- * looked at their cpuset, those forked after the job copied its caller's
- * CPUs and before the move ended took the copy.  The cpu job is cut to
- * CPUSET_UNITS units, so that it outlasts the move.
+ * 0), until CPUSET_FORKS helpers were forked in the window described
+ * below, in CPUSET_TRIES tries at most.  The move starts up to
+ * CPUSET_LEAD_US before the job, at random: it waits for an RCU grace
+ * period before it holds up forks, so that a job's start, where its
+ * helpers are forked, falls inside it.  Once the move has put the
+ * process's threads on CPU 0 (its cgroup_attach_task event), every thread
+ * of the process may run there alone, helpers forked later included: a
+ * helper that ends on another CPU after it (a ktask_helper_end event) ran
+ * outside its cpuset.  Before helpers looked at their cpuset, those forked
+ * after the move by a job that had copied its caller's CPUs before it took
+ * the copy.  The cpu job is cut to CPUSET_UNITS units, so that it outlasts
+ * the move.
  */
 #define CPUSET_WIDE	CGROOT "/ktask-cpuset-wide"
 #define CPUSET_ONE	CGROOT "/ktask-cpuset-one"
-#define CPUSET_TRIES	40
+#define CPUSET_TRIES	200
+#define CPUSET_FORKS	10
 #define CPUSET_UNITS	"16384\n"
 #define CPUSET_LEAD_US	20000
 #define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
-#define MARKER		TRACE "trace_marker"
+#define ATTACH		TRACE "events/cgroup/cgroup_attach_task/enable"
 #define TRACE_CLOCK	TRACE "trace_clock"
 
 struct cpuset_move {
@@ -305,42 +309,52 @@ static void *cpuset_mover(void *arg)
 	char c;
 
 	while (read(m->go[0], &c, 1) == 1) {
-		c = !write_str(CPUSET_ONE "/cgroup.procs", "0\n") &&
-		    !write_str(MARKER, "ktask-moved\n");
+		c = !write_str(CPUSET_ONE "/cgroup.procs", "0\n");
 		if (write(m->moved[1], &c, 1) != 1)
 			break;
 	}
 	return NULL;
 }
 
-/* What the trace shows after the mover's mark. */
+/* What the traces show after the moves. */
 struct cpuset_seen {
-	int	forks;		/* helpers forked */
+	int	forks;		/* helpers forked in the window */
 	int	ended;		/* the job's helpers that ended */
 	int	outside;	/* of those, on a CPU other than 0 */
 };
 
+static bool trace_has(const char *line, const char *event, const char *what)
+{
+	return strstr(line, event) && strstr(line, what);
+}
+
 /*
- * Add what the trace shows after the mover's mark to @s: only what a
- * helper forked after the move (the window a stale copy of the CPUs is
- * taken in) tests the fix, as helpers forked before are moved with the
- * process.
+ * Add what the trace of one try shows after the move's attach event to
+ * @s.  A helper forked there by a job whose start event came before it
+ * is in the window a stale copy of the CPUs is taken in, as forks wait
+ * for the move and the job copies its caller's CPUs before that event;
+ * helpers forked before the attach are moved with the process.
  */
 static void cpuset_trace(struct cpuset_seen *s)
 {
+	bool started = false, moved = false, stale = false;
 	char line[512], *cpu;
-	int marked = 0;
 	FILE *f = fopen(TRACE "trace", "r");
 
 	while (f && fgets(line, sizeof(line), f)) {
-		marked |= !!strstr(line, "ktask-moved");
-		if (!marked)
+		started |= trace_has(line, "ktask_job_start:",
+				     "ktask_bench_cpu_chunk");
+		if (trace_has(line, "cgroup_attach_task:", "ktask-cpuset-one")) {
+			stale = started;
+			moved = true;
+		}
+		if (!moved)
 			continue;
-		s->forks += strstr(line, "task_newtask:") &&
-			    strstr(line, "comm=ktask ");
+		s->forks += stale && trace_has(line, "task_newtask:",
+					       "comm=ktask ");
 		cpu = strchr(line, '[');
-		if (!strstr(line, "ktask_helper_end:") ||
-		    !strstr(line, "ktask_bench_cpu_chunk") || !cpu)
+		if (!trace_has(line, "ktask_helper_end:",
+			       "ktask_bench_cpu_chunk") || !cpu)
 			continue;
 		s->ended++;
 		s->outside += atoi(cpu + 1) != 0;
@@ -368,11 +382,13 @@ static void cpuset_child(int vcpus)
 				    CPUSET_WIDE, CPU_UNITS, strerror(errno));
 		return;
 	}
-	/* One clock for every CPU: a helper's end against the mark. */
+	/* One clock for every CPU: the events of all threads in order. */
 	write_str(TRACE_CLOCK, "global\n");
 	write_str(HELPER_END, "1\n");
 	write_str(NEWTASK, "1\n");
-	for (i = 0; i < CPUSET_TRIES && !err; i++) {
+	write_str(JOB_START, "1\n");
+	write_str(ATTACH, "1\n");
+	for (i = 0; i < CPUSET_TRIES && s.forks < CPUSET_FORKS && !err; i++) {
 		trace_clear();
 		c = 1;
 		if (write(m.go[1], &c, 1) != 1 ||
@@ -389,6 +405,8 @@ static void cpuset_child(int vcpus)
 	}
 	write_str(HELPER_END, "0\n");
 	write_str(NEWTASK, "0\n");
+	write_str(JOB_START, "0\n");
+	write_str(ATTACH, "0\n");
 	write_str(TRACE_CLOCK, "local\n");
 	close(m.go[1]);
 	pthread_join(mover, NULL);
@@ -397,8 +415,8 @@ static void cpuset_child(int vcpus)
 		return;
 	}
 	report(!s.outside && s.ended && s.forks, cpuset_names[0],
-	       "%d jobs of %lld ms on average, moved from CPUs 0-%d to CPU 0 around their start: %d helpers forked and %d ended after a move, %d of them outside CPU 0",
-	       CPUSET_TRIES, wall_ns / CPUSET_TRIES / 1000000, vcpus - 1,
+	       "%d jobs of %lld ms on average, moved from CPUs 0-%d to CPU 0 around their start: %d helpers forked after a move by jobs started before it, %d helpers ended after a move, %d of them outside CPU 0",
+	       i, wall_ns / i / 1000000, vcpus - 1,
 	       s.forks, s.ended, s.outside);
 }
 

@@ -22,6 +22,7 @@
 #define CGROOT		"/sys/fs/cgroup"
 #define TRACE		"/sys/kernel/tracing/"
 #define HELPER_END	TRACE "events/ktask/ktask_helper_end/enable"
+#define JOB_START	TRACE "events/ktask/ktask_job_start/enable"
 #define NEWTASK		TRACE "events/task/task_newtask/enable"
 /*
  * Runs of a test that wants a helper to have taken a chunk, before it

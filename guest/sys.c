@@ -20,8 +20,6 @@
 #include "lib.h"
 
 #define JOB_END		TRACE "events/ktask/ktask_job_end/enable"
-/* Traced from boot only, for what deferred init planned. */
-#define JOB_START	TRACE "events/ktask/ktask_job_start/enable"
 
 int count_nodes(void)
 {
