@@ -53,6 +53,17 @@ long long huge_free(unsigned long size)
 	return p.free;
 }
 
+/* Free pages of @size on node @node. */
+long long huge_node_free(unsigned long size, int node)
+{
+	char dir[128];
+
+	snprintf(dir, sizeof(dir),
+		 "/sys/devices/system/node/node%d/hugepages/hugepages-%lukB",
+		 node, size >> 10);
+	return read_num(dir, "free_hugepages");
+}
+
 int pool_equal(const struct pool *a, const struct pool *b)
 {
 	return a->total == b->total && a->free == b->free &&

@@ -35,6 +35,7 @@ struct placement {
 
 void pool_read(unsigned long size, struct pool *p);
 long long huge_free(unsigned long size);
+long long huge_node_free(unsigned long size, int node);
 int pool_equal(const struct pool *a, const struct pool *b);
 const char *huge_mount(unsigned long size);
 int huge_mount_limited(const char *dir, long pages, char *opts, size_t size);

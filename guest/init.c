@@ -20,6 +20,7 @@
  *	memmap		the pmem driver's bind alone (data)
  *	thp_move	move_pages(2) of THPs from node 0 to node 1 alone
  *			(data)
+ *	huge_move	the same of a 1 GiB hugetlb page (data)
  *	test		the in-guest tests of make test
  *	falloc		its 2 MiB fallocate() tests alone
  *	placement	where fallocate()'s pages land under each memory
@@ -82,6 +83,7 @@ static const struct mode {
 	{ "callers", 0, { { NULL, run_mm_bench } } },
 	{ "memmap", 0, { { NULL, run_memmap_bench } } },
 	{ "thp_move", 0, { { NULL, run_thp_move_bench } } },
+	{ "huge_move", 0, { { NULL, run_huge_move_bench } } },
 	/* First: boot reads the trace of boot-time jobs. */
 	{ "test", 1, { { "boot", run_deferred_init_tests },
 		       { "hugetlbfs_falloc", run_falloc_tests },

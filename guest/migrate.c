@@ -2,25 +2,33 @@
 /*
  * Page migration (suite "migrate" of make test): migrate_pages_batch()
  * copies the contents of a batch's large anonymous folios with a ktask
- * job between its unmap and move phases (the mm_migrate_folios_copy
- * event says how many pages it had to copy).  Each run maps MIG_MB of
- * transparent huge pages on node 0 (thp.c; AnonHugePages says they
- * are), writes a pattern, holds a page of the last THP in a pipe (vmsplice(): a
- * reference more, so that THP cannot move) and moves the region to node
- * 1; once with ktask.max_threads=1, as serial code, once with the boot's
- * limit (retried up to HELPER_TRIES times until a helper took a chunk).
+ * job between its unmap and move phases, and unmap_and_move_huge_page()
+ * those of an anonymous hugetlb folio (the mm_migrate_folios_copy event
+ * says how many pages a job had to copy).  Each run maps MIG_MB of
+ * transparent huge pages (thp.c; AnonHugePages says they are) or of 2 MiB
+ * hugetlb pages (Private_Hugetlb) on node 0, writes a pattern, holds a
+ * page of the last huge page in a pipe (vmsplice(): a reference more, so
+ * that it cannot move) and moves the region to node 1; once with
+ * ktask.max_threads=1, as serial code, once with the boot's limit
+ * (retried up to HELPER_TRIES times until a helper took a chunk).  The
+ * hugetlb pages take the code path of 1 GiB ones, which make test's
+ * boot cannot have on node 0 (make run MODE=huge_move moves one).
  *
- *	migrate_move_pages	move_pages(2), a THP an entry: its result,
- *				each entry's status, each page's node and
- *				the growth of thp_migration_success equal to
- *				the serial run's; every byte as written;
- *				every THP but the held one on node 1, each
- *				copied by a job; no job of the serial run
- *				with a helper, and of the other one helped,
- *				every helper a thread of this process (its
- *				tgid in the trace)
+ *	migrate_move_pages	move_pages(2) of the THPs, a THP an entry:
+ *				its result, each entry's status, each
+ *				page's node and the growth of
+ *				thp_migration_success equal to the serial
+ *				run's; every byte as written; every THP but
+ *				the held one on node 1, each copied by a
+ *				job; no job of the serial run with a
+ *				helper, and of the other one helped, every
+ *				helper a thread of this process (its tgid
+ *				in the trace)
  *	migrate_pages_node	the same with migrate_pages(2) of the whole
  *				process from node 0 to 1, but no status
+ *	migrate_hugetlb_move_pages	the same for hugetlb pages, and
+ *				pgmigrate_success grown as in the serial run
+ *	migrate_hugetlb_node	migrate_pages(2) of hugetlb pages
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +37,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "huge.h"
 #include "lib.h"
 #include "suites.h"
 #include "thp.h"
@@ -38,6 +47,15 @@
 #define MIG_PAGE	4096UL
 #define MIG_PAGES	(MIG_LEN / MIG_PAGE)
 #define MIG_THPS	(MIG_LEN / THP_SIZE)
+
+enum mig_call { MIG_MOVE_PAGES, MIG_MIGRATE_PAGES };
+
+/* What a test moves, and how. */
+struct mig_case {
+	const char	*name;
+	enum mig_call	call;
+	int		hugetlb;	/* 2 MiB hugetlb pages, not THPs */
+};
 
 /* What one run of a migration left. */
 struct mig_run {
@@ -54,8 +72,6 @@ struct mig_run {
 	int		node[MIG_PAGES];	/* where each page is after */
 };
 
-enum mig_call { MIG_MOVE_PAGES, MIG_MIGRATE_PAGES };
-
 /* Pin a page of the last THP with a pipe: that THP cannot move. */
 static int mig_hold(const struct thp_region *r, int *pipefd)
 {
@@ -70,49 +86,69 @@ static int mig_hold(const struct thp_region *r, int *pipefd)
 	return -EIO;
 }
 
-/*
- * One run: map, fill, hold the last THP, move, and look.  -errno if the
- * run could not be set up.
- */
-static int mig_run(enum mig_call call, struct mig_run *r)
+/* The region of case @c on node 0, filled; -errno if not set up. */
+static int mig_map(const struct mig_case *c, struct thp_region *r)
+{
+	int ret = c->hugetlb ? thp_map_hugetlb(r, MIG_LEN, 0, THP_SIZE) :
+			       thp_map(r, MIG_LEN, 0);
+
+	if (!ret)
+		thp_fill(r);
+	return ret;
+}
+
+/* Move the region @r of case @c to node 1 into @r's result. */
+static void mig_move(const struct mig_case *c, const struct thp_region *r,
+		     struct mig_run *run)
 {
 	long long pages0, thps0;
+
+	pages0 = read_key("/proc/vmstat", "pgmigrate_success", ' ');
+	thps0 = read_key("/proc/vmstat", "thp_migration_success", ' ');
+	trace_start();
+	write_str(HELPER_END, "1\n");
+	write_str(TRACE THP_COPY_EVENT, "1\n");
+	if (c->call == MIG_MOVE_PAGES)
+		run->ret = thp_move_pages(r, 1, run->status);
+	else
+		run->ret = thp_migrate_pages(0, 1);
+	write_str(TRACE THP_COPY_EVENT, "0\n");
+	write_str(HELPER_END, "0\n");
+	run->helped = trace_threads(c->hugetlb ? HUGE_COPY_FUNC : THP_COPY_FUNC);
+	trace_helpers(c->hugetlb ? HUGE_COPY_FUNC : THP_COPY_FUNC, -1,
+		      &run->seen);
+	run->copied = thp_copied();
+	run->pages = read_key("/proc/vmstat", "pgmigrate_success", ' ') -
+		     pages0;
+	run->thps = read_key("/proc/vmstat", "thp_migration_success", ' ') -
+		    thps0;
+}
+
+/*
+ * One run: map, fill, hold the last huge page, move, and look.  -errno
+ * if the run could not be set up.
+ */
+static int mig_run(const struct mig_case *c, struct mig_run *r)
+{
 	struct thp_region region;
 	int pipefd[2], ret;
 	size_t i;
 
 	memset(r, 0, sizeof(*r));
-	ret = thp_map(&region, MIG_LEN, 0);
+	ret = mig_map(c, &region);
 	if (ret)
 		return ret;
-	thp_fill(&region);
 	r->huge_kb = thp_huge_kb(&region);
 	ret = mig_hold(&region, pipefd);
 	if (ret) {
 		thp_unmap(&region);
 		return ret;
 	}
-	pages0 = read_key("/proc/vmstat", "pgmigrate_success", ' ');
-	thps0 = read_key("/proc/vmstat", "thp_migration_success", ' ');
-	trace_start();
-	write_str(HELPER_END, "1\n");
-	write_str(TRACE THP_COPY_EVENT, "1\n");
-	if (call == MIG_MOVE_PAGES)
-		r->ret = thp_move_pages(&region, 1, r->status);
-	else
-		r->ret = thp_migrate_pages(0, 1);
-	write_str(TRACE THP_COPY_EVENT, "0\n");
-	write_str(HELPER_END, "0\n");
-	r->helped = trace_threads(THP_COPY_FUNC);
-	trace_helpers(THP_COPY_FUNC, -1, &r->seen);
-	r->copied = thp_copied();
-	r->pages = read_key("/proc/vmstat", "pgmigrate_success", ' ') - pages0;
-	r->thps = read_key("/proc/vmstat", "thp_migration_success", ' ') -
-		  thps0;
+	mig_move(c, &region, r);
 	r->bad = thp_bad(&region);
 	if (thp_nodes(&region, r->node))
 		r->bad = -1;
-	for (i = 0; i < MIG_PAGES; i += THP_SIZE / MIG_PAGE)
+	for (i = 0; i < region.len / MIG_PAGE; i += region.page / MIG_PAGE)
 		r->on_node1 += r->node[i] == 1;
 	close(pipefd[0]);
 	close(pipefd[1]);
@@ -121,67 +157,99 @@ static int mig_run(enum mig_call call, struct mig_run *r)
 }
 
 struct mig_try {
-	enum mig_call	call;
-	struct mig_run	*run;
+	const struct mig_case	*c;
+	struct mig_run		*run;
 };
 
+/* A run that helpers took part in. */
 static int mig_attempt(void *ctx)
 {
 	struct mig_try *t = ctx;
-	int ret = mig_run(t->call, t->run);
+	int ret = mig_run(t->c, t->run);
 
 	return ret ? ret : t->run->helped >= 2 && t->run->seen.chunks;
 }
 
 /*
  * Whether run @b ended as the serial run @a, for the region: what
- * migrate_pages(2) returns counts the process's other pages too.
+ * migrate_pages(2) returns and migrates counts the process's other pages
+ * too.
  */
 static int mig_same(enum mig_call call, const struct mig_run *a,
 		    const struct mig_run *b)
 {
-	return (call == MIG_MIGRATE_PAGES || a->ret == b->ret) &&
+	return (call == MIG_MIGRATE_PAGES ||
+		(a->ret == b->ret && a->pages == b->pages)) &&
 	       a->thps == b->thps &&
 	       !memcmp(a->status, b->status, sizeof(a->status)) &&
 	       !memcmp(a->node, b->node, sizeof(a->node));
 }
 
-static void mig_test(const char *name, enum mig_call call)
+/*
+ * What run @r must show: the region in huge pages; every word as
+ * written; every huge page but the held one on node 1, each copied by a
+ * job.
+ */
+static int mig_expected(const struct mig_run *r)
+{
+	long moved = MIG_THPS - 1;
+
+	return r->ret >= 0 && r->huge_kb == MIG_LEN >> 10 && !r->bad &&
+	       r->on_node1 == moved &&
+	       r->copied >= moved * (long long)(THP_SIZE / MIG_PAGE);
+}
+
+static void mig_test(const struct mig_case *c)
 {
 	static struct mig_run serial, run;
-	struct mig_try t = { call, &run };
-	long thps = MIG_THPS;
-	long long moved = (thps - 1) * (THP_SIZE / MIG_PAGE);
+	struct mig_try t = { c, &run };
 	int tries, ret;
 
-	trace_record_tgid(1);
-	ret = ktask_threads_set(1) ? -errno : mig_run(call, &serial);
-	ktask_threads_set(0);
-	tries = ret ? ret : retry_for_helpers(name, mig_attempt, &t);
-	trace_record_tgid(0);
-	if (tries < 0) {
-		report(0, name, "could not set up a run: %s", strerror(-tries));
+	if (c->hugetlb && (huge_node_free(THP_SIZE, 0) < (long)MIG_THPS ||
+			   huge_node_free(THP_SIZE, 1) < (long)MIG_THPS)) {
+		report(0, c->name, "2 MiB pool: %lld free on node 0, %lld on node 1; a run needs %lu on each",
+		       huge_node_free(THP_SIZE, 0), huge_node_free(THP_SIZE, 1),
+		       MIG_THPS);
 		return;
 	}
-	report(mig_same(call, &serial, &run) && serial.ret >= 0 && run.ret >= 0 &&
-	       serial.huge_kb == MIG_LEN >> 10 && run.huge_kb == MIG_LEN >> 10 &&
-	       !serial.bad && !run.bad &&
-	       serial.on_node1 == thps - 1 && run.on_node1 == thps - 1 &&
-	       serial.copied >= moved && run.copied >= moved &&
-	       serial.helped <= 1 && run.helped >= 2 && !run.seen.foreign,
-	       name,
-	       "%ld THPs, one held; serial: returned %ld, %lld kB huge, %lld pages and %lld THPs migrated, %lld pages copied by jobs, %ld on node 1, %ld words wrong, %d threads; ktask (%d runs): returned %ld, %lld kB, %lld and %lld, %lld copied, %ld on node 1, %ld wrong, %d threads, %d helpers of another process; %s",
-	       thps, serial.ret, serial.huge_kb, serial.pages, serial.thps,
-	       serial.copied, serial.on_node1, serial.bad, serial.helped,
-	       tries, run.ret, run.huge_kb, run.pages, run.thps, run.copied,
-	       run.on_node1, run.bad, run.helped, run.seen.foreign,
-	       mig_same(call, &serial, &run) ? "as serial" : "not as serial");
+	trace_record_tgid(1);
+	ret = ktask_threads_set(1) ? -errno : mig_run(c, &serial);
+	ktask_threads_set(0);
+	tries = ret ? ret : retry_for_helpers(c->name, mig_attempt, &t);
+	trace_record_tgid(0);
+	if (tries < 0) {
+		report(0, c->name, "could not set up a run: %s",
+		       strerror(-tries));
+		return;
+	}
+	report(mig_same(c->call, &serial, &run) &&
+	       mig_expected(&serial) && mig_expected(&run) &&
+	       serial.helped <= 1 && run.helped >= 2 &&
+	       !run.seen.foreign,
+	       c->name,
+	       "%lu %s, one held; serial: returned %ld, status %d, %lld kB huge, %lld pages and %lld THPs migrated, %lld pages copied by jobs, %ld on node 1, %ld words wrong, %d threads; ktask (%d runs): returned %ld, status %d, %lld kB, %lld and %lld, %lld copied, %ld on node 1, %ld wrong, %d threads, %d helpers of another process; %s",
+	       MIG_THPS, c->hugetlb ? "2 MiB hugetlb pages" : "THPs",
+	       serial.ret, serial.status[0], serial.huge_kb, serial.pages,
+	       serial.thps, serial.copied, serial.on_node1, serial.bad,
+	       serial.helped, tries, run.ret, run.status[0], run.huge_kb,
+	       run.pages, run.thps, run.copied, run.on_node1, run.bad,
+	       run.helped, run.seen.foreign,
+	       mig_same(c->call, &serial, &run) ? "as serial" : "not as serial");
 }
+
+static const struct mig_case mig_cases[] = {
+	{ "migrate_move_pages", MIG_MOVE_PAGES, 0 },
+	{ "migrate_pages_node", MIG_MIGRATE_PAGES, 0 },
+	{ "migrate_hugetlb_move_pages", MIG_MOVE_PAGES, 1 },
+	{ "migrate_hugetlb_node", MIG_MIGRATE_PAGES, 1 },
+};
 
 void run_migrate_tests(const struct boot *b)
 {
+	size_t i;
+
 	(void)b;
-	ktap_plan(2);
-	mig_test("migrate_move_pages", MIG_MOVE_PAGES);
-	mig_test("migrate_pages_node", MIG_MIGRATE_PAGES);
+	ktap_plan(ARRAY_SIZE(mig_cases));
+	for (i = 0; i < ARRAY_SIZE(mig_cases); i++)
+		mig_test(&mig_cases[i]);
 }

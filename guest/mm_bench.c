@@ -11,8 +11,9 @@
  * of memory populated once per boot, which it only pins and maps
  * (vfio_map_warm) (vfio_dev.c); the pmem driver bound to the boot's
  * persistent memory, which maps it with struct pages (memmap, pmem.c; also
- * alone, mode "memmap"); move_pages(2) of THPs from node 0 to node 1, in a
- * boot of two nodes (thp.c; alone, mode "thp_move"); and memset() of
+ * alone, mode "memmap"); move_pages(2) of THPs, or of a 1 GiB hugetlb
+ * page, from node 0 to node 1, in a boot of two nodes (thp.c; alone,
+ * modes "thp_move" and "huge_move"); and memset() of
  * private memory by as many threads: the rate the guest can write memory
  * at, against which the others are read.  On a kernel without ktask (the unpatched one) only 1
  * thread runs.  The same callers on a busy machine: busy_bench.c.
@@ -37,7 +38,6 @@
 #define MEMSET_PASSES	1
 #define BENCH_FRESH	SZ_1G		/* the VFIO maps */
 #define BENCH_WARM	(4 * SZ_1G)
-#define BENCH_THP_MOVE	(512UL << 20)
 
 static void *memset_thread(void *arg)
 {
@@ -193,56 +193,81 @@ static void bench_memmap(int threads, int patched)
 	       threads, used, size, wall, job);
 }
 
-/*
- * move_pages(2) of BENCH_THP_MOVE of THPs written on node 0 to node 1, at
- * ktask.max_threads=@threads: the call's wall time and, patched, the most
- * threads a batch's copy ran on; an error line if a word moved wrong or
- * the region was not all THPs (AnonHugePages, THPs moved: huge_kb=,
- * thps=).
- */
-static void bench_thp_move(int threads, int patched)
+/* A row of move_pages(2) from node 0 to node 1. */
+struct move_row {
+	const char	*name;
+	size_t		len;
+	int		hugetlb;	/* a 1 GiB hugetlb page, not THPs */
+	const char	*func;		/* the copy's thread function */
+};
+
+static const struct move_row thp_move = {
+	"thp_move", 512UL << 20, 0, THP_COPY_FUNC
+};
+static const struct move_row huge_move = {
+	"huge_move", HUGETLB_1G, 1, HUGE_COPY_FUNC
+};
+
+static int move_map(const struct move_row *m, struct thp_region *r)
 {
-	int *status = calloc(BENCH_THP_MOVE / THP_SIZE, sizeof(*status));
+	return m->hugetlb ? thp_map_hugetlb(r, m->len, 0, HUGETLB_1G) :
+			    thp_map(r, m->len, 0);
+}
+
+/*
+ * move_pages(2) of row @m's region, written on node 0, to node 1, at
+ * ktask.max_threads=@threads: the call's wall time and, patched, the most
+ * threads a copy ran on; an error line if a word moved wrong or not every
+ * base page moved as part of a huge page (the region's huge pages,
+ * AnonHugePages or Private_Hugetlb: huge_kb=; THPs moved, pgmigrate_success
+ * for a hugetlb page: moved=).
+ */
+static void bench_move(const struct move_row *m, int threads, int patched)
+{
+	const char *counter = m->hugetlb ? "pgmigrate_success" :
+					   "thp_migration_success";
+	long long want = m->len / (m->hugetlb ? 4096 : THP_SIZE);
+	int *status = calloc(m->len / THP_SIZE, sizeof(*status));
 	unsigned long long t0, wall = 0;
-	long long huge_kb = -1, thps = -1;
+	long long huge_kb = -1, moved = -1;
 	struct thp_region r;
 	long ret = -ENOMEM;
 	int used = 1;
 
-	if (status && !(ret = thp_map(&r, BENCH_THP_MOVE, 0))) {
+	if (status && !(ret = move_map(m, &r))) {
 		thp_fill(&r);
 		huge_kb = thp_huge_kb(&r);
 		if (patched) {
 			ktask_threads_set(threads);
 			trace_start();
 		}
-		thps = read_key("/proc/vmstat", "thp_migration_success", ' ');
+		moved = read_key("/proc/vmstat", counter, ' ');
 		t0 = now_ns();
 		ret = thp_move_pages(&r, 1, status);
 		wall = now_ns() - t0;
-		thps = read_key("/proc/vmstat", "thp_migration_success", ' ') -
-		       thps;
+		moved = read_key("/proc/vmstat", counter, ' ') - moved;
 		if (patched)
-			used = trace_threads(THP_COPY_FUNC);
+			used = trace_threads(m->func);
 		if (!ret && thp_bad(&r))
 			ret = -EIO;
-		/* Not what it measures: the region was not all THPs. */
-		if (!ret && thps != BENCH_THP_MOVE / THP_SIZE)
+		/* Not what it measures: the region was not all huge pages. */
+		if (!ret && (moved != want || huge_kb != (long long)m->len >> 10))
 			ret = -ENOMEM;
 		thp_unmap(&r);
 	}
 	free(status);
 	if (ret) {
-		printf("ktask-mm: error bench=thp_move threads=%d errno=%ld huge_kb=%lld thps=%lld\n",
-		       threads, ret < 0 ? -ret : EAGAIN, huge_kb, thps);
+		printf("ktask-mm: error bench=%s threads=%d errno=%ld huge_kb=%lld moved=%lld\n",
+		       m->name, threads, ret < 0 ? -ret : EAGAIN, huge_kb,
+		       moved);
 		return;
 	}
-	printf("ktask-mm: bench=thp_move threads=%d used=%d bytes=%lu wall_ns=%llu huge_kb=%lld thps=%lld\n",
-	       threads, used, BENCH_THP_MOVE, wall, huge_kb, thps);
+	printf("ktask-mm: bench=%s threads=%d used=%d bytes=%zu wall_ns=%llu huge_kb=%lld moved=%lld\n",
+	       m->name, threads, used, m->len, wall, huge_kb, moved);
 }
 
 /* The rows of the mm benchmark: every one, or one alone. */
-enum mm_rows { MM_ALL, MM_MEMMAP, MM_THP_MOVE };
+enum mm_rows { MM_ALL, MM_MEMMAP, MM_THP_MOVE, MM_HUGE_MOVE };
 
 /*
  * The mm benchmark at each thread count (1 only without ktask), repeats
@@ -264,8 +289,9 @@ static void mm_bench(const struct boot *b, enum mm_rows rows)
 		for (i = 0; i < b->nthreads; i++) {
 			if (!patched && b->threads[i] != 1)
 				continue;
-			if (rows == MM_THP_MOVE) {
-				bench_thp_move(b->threads[i], patched);
+			if (rows == MM_THP_MOVE || rows == MM_HUGE_MOVE) {
+				bench_move(rows == MM_THP_MOVE ? &thp_move :
+					   &huge_move, b->threads[i], patched);
 				continue;
 			}
 			if (rows == MM_ALL) {
@@ -296,4 +322,9 @@ void run_memmap_bench(const struct boot *b)
 void run_thp_move_bench(const struct boot *b)
 {
 	mm_bench(b, MM_THP_MOVE);
+}
+
+void run_huge_move_bench(const struct boot *b)
+{
+	mm_bench(b, MM_HUGE_MOVE);
 }

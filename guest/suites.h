@@ -29,6 +29,7 @@ void run_contention(const struct boot *b);
 void run_mm_bench(const struct boot *b);
 void run_memmap_bench(const struct boot *b);
 void run_thp_move_bench(const struct boot *b);
+void run_huge_move_bench(const struct boot *b);
 void run_busy_bench(const struct boot *b);
 void run_meminfo(const struct boot *b);
 void run_kselftests_compare(const struct boot *b);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Transparent huge pages for the migration tests and benchmark: a region
- * of them on one node, written with a pattern each 8-byte word of which
- * says where it is, and moved to another node by move_pages(2) or
- * migrate_pages(2), with no libnuma.
+ * Huge pages for the migration tests and benchmark: a region of
+ * transparent huge pages or of 1 GiB hugetlb pages on one node, written
+ * with a pattern each 8-byte word of which says where it is, and moved to
+ * another node by move_pages(2) or migrate_pages(2), with no libnuma.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,35 +21,67 @@
 #define MPOL_BIND	2
 #define MPOL_MF_MOVE	(1 << 1)
 
+void thp_unmap(struct thp_region *r)
+{
+	munmap(r->map, r->maplen);
+}
+
+/* Bind @r's memory to node @node (mbind()): 0, or -errno, unmapped. */
+static int thp_bind(struct thp_region *r, int node)
+{
+	unsigned long nodes = 1UL << node;
+	int err;
+
+	if (!syscall(SYS_mbind, r->mem, r->len, MPOL_BIND, &nodes,
+		     sizeof(nodes) * 8, 0))
+		return 0;
+	err = -errno;
+	thp_unmap(r);
+	return err;
+}
+
 /*
  * Map @len bytes of memory that faults in as THPs of node @node (bound
  * by mbind(), and madvise()d): 0, or -errno.
  */
 int thp_map(struct thp_region *r, size_t len, int node)
 {
-	unsigned long nodes = 1UL << node;
-
 	r->len = len;
-	r->map = mmap(NULL, len + THP_SIZE, PROT_READ | PROT_WRITE,
+	r->page = THP_SIZE;
+	r->maplen = len + THP_SIZE;
+	r->hugetlb = 0;
+	r->map = mmap(NULL, r->maplen, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r->map == MAP_FAILED)
 		return -errno;
 	r->mem = (char *)(((uintptr_t)r->map + THP_SIZE - 1) &
 			  ~(THP_SIZE - 1));
-	if (madvise(r->mem, len, MADV_HUGEPAGE) ||
-	    syscall(SYS_mbind, r->mem, len, MPOL_BIND, &nodes,
-		    sizeof(nodes) * 8, 0)) {
+	if (madvise(r->mem, len, MADV_HUGEPAGE)) {
 		int err = -errno;
 
-		munmap(r->map, len + THP_SIZE);
+		thp_unmap(r);
 		return err;
 	}
-	return 0;
+	return thp_bind(r, node);
 }
 
-void thp_unmap(struct thp_region *r)
+/*
+ * Map @len bytes of private anonymous hugetlb pages of @page bytes that
+ * fault in on node @node: 0, or -errno.
+ */
+int thp_map_hugetlb(struct thp_region *r, size_t len, int node, size_t page)
 {
-	munmap(r->map, r->len + THP_SIZE);
+	r->len = len;
+	r->page = page;
+	r->maplen = len;
+	r->hugetlb = 1;
+	r->map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+		      __builtin_ctzl(page) << MAP_HUGE_SHIFT, -1, 0);
+	if (r->map == MAP_FAILED)
+		return -errno;
+	r->mem = r->map;
+	return thp_bind(r, node);
 }
 
 static uint64_t thp_word(size_t i)
@@ -78,10 +110,15 @@ long thp_bad(const struct thp_region *r)
 	return bad;
 }
 
-/* AnonHugePages of the region's mapping, in kB (/proc/self/smaps). */
+/*
+ * The region's mapping in huge pages, in kB (/proc/self/smaps):
+ * AnonHugePages, or Private_Hugetlb for hugetlb pages.
+ */
 long long thp_huge_kb(const struct thp_region *r)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
+	const char *key = r->hugetlb ? "Private_Hugetlb: %lld" :
+				       "AnonHugePages: %lld";
 	unsigned long start, end;
 	long long kb = -1;
 	char line[256];
@@ -91,7 +128,7 @@ long long thp_huge_kb(const struct thp_region *r)
 		if (sscanf(line, "%lx-%lx ", &start, &end) == 2)
 			in = start <= (uintptr_t)r->mem &&
 			     (uintptr_t)r->mem < end;
-		else if (in && sscanf(line, "AnonHugePages: %lld", &kb) == 1)
+		else if (in && sscanf(line, key, &kb) == 1)
 			break;
 	}
 	if (f)
@@ -100,21 +137,22 @@ long long thp_huge_kb(const struct thp_region *r)
 }
 
 /*
- * move_pages(2) of the region to @node, one entry a THP (a THP moves
- * whole; its other pages would be -EBUSY, its folio being off the LRU
- * already), each entry's status into @status: what the call returned,
- * or -errno.  move_pages(2) stops at the first page it cannot move.
+ * move_pages(2) of the region to @node, one entry a huge page (a THP
+ * moves whole; its other pages would be -EBUSY, its folio being off the
+ * LRU already), each entry's status into @status: what the call
+ * returned, or -errno.  move_pages(2) stops at the first page it cannot
+ * move.
  */
 long thp_move_pages(const struct thp_region *r, int node, int *status)
 {
-	size_t i, n = r->len / THP_SIZE;
+	size_t i, n = r->len / r->page;
 	void **pages = calloc(n, sizeof(*pages));
 	int *to = calloc(n, sizeof(*to));
 	long ret = -ENOMEM;
 
 	if (pages && to) {
 		for (i = 0; i < n; i++) {
-			pages[i] = r->mem + i * THP_SIZE;
+			pages[i] = r->mem + i * r->page;
 			to[i] = node;
 		}
 		ret = syscall(SYS_move_pages, 0, n, pages, to, status,

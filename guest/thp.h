@@ -1,23 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Transparent huge pages on a node, moved to another (thp.c). */
+/* Huge pages (THPs or hugetlb) on a node, moved to another (thp.c). */
 #ifndef KTASK_GUEST_THP_H
 #define KTASK_GUEST_THP_H
 
 #include <stddef.h>
 
 #define THP_SIZE	(2UL << 20)
+#define HUGETLB_1G	(1UL << 30)
 /* The thread function that copies the large folios of a migration. */
 #define THP_COPY_FUNC	"migrate_folios_copy_chunk"
+/* The one that copies a hugetlb folio. */
+#define HUGE_COPY_FUNC	"migrate_huge_copy_chunk"
 #define THP_COPY_EVENT	"events/migrate/mm_migrate_folios_copy/enable"
 
-/* @len bytes of THPs at @mem, in a mapping at @map a THP larger. */
+/*
+ * @len bytes of huge pages of @page bytes at @mem, in @maplen at @map:
+ * hugetlb pages, or THPs.
+ */
 struct thp_region {
 	char	*map;
 	char	*mem;
 	size_t	len;
+	size_t	maplen;
+	size_t	page;
+	int	hugetlb;
 };
 
 int thp_map(struct thp_region *r, size_t len, int node);
+int thp_map_hugetlb(struct thp_region *r, size_t len, int node, size_t page);
 void thp_unmap(struct thp_region *r);
 void thp_fill(const struct thp_region *r);
 long thp_bad(const struct thp_region *r);

@@ -144,6 +144,7 @@ MM_BENCHES = (
 	('vfio_map_warm', 'VFIO_IOMMU_MAP_DMA of memory faulted in before (pinned only)'),
 	('memmap', 'the pmem driver bound to 1 GiB of persistent memory (memremap_pages(): its struct pages)'),
 	('thp_move', 'move_pages(2) of 512 MiB of THPs from node 0 to node 1 (their copy)'),
+	('huge_move', 'move_pages(2) of a 1 GiB hugetlb page from node 0 to node 1 (its copy)'),
 	('memset', 'memset() of faulted memory by as many threads: the ceiling'),
 )
 # Benchmarks that write memory, which the memset rate bounds.

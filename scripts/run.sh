@@ -39,7 +39,8 @@
 # callers (guest/busy_bench.c); "memmap": the same boots with only the
 # pmem driver's bind (guest/mm_bench.c); "thp_move": the same boots, in
 # NODES nodes, with only move_pages(2) of THPs from node 0 to node 1
-# (guest/mm_bench.c); "startup": one boot of the patched
+# (guest/mm_bench.c); "huge_move": the same with a 1 GiB hugetlb page;
+# "startup": one boot of the patched
 # kernel with the start-up table alone (guest/startup.c); "model": what
 # the projection (scripts/project.py) takes, one boot of the patched
 # kernel in one node with the start-up table and the mm callers but the
@@ -260,8 +261,8 @@ if [ "$mode" = model ]; then
 fi
 
 # mm_boot patched|unpatched ROUND: one boot of the mm benchmark, all
-# vCPUs in one node (in NODES for MODE=thp_move, which moves THPs from
-# node 0 to node 1), its log added to logs.
+# vCPUs in one node (in NODES for MODE=thp_move and huge_move, which move
+# pages from node 0 to node 1), its log added to logs.
 mm_boot() {
 	if [ "$1" = patched ]; then
 		mm_log=$out/console-mm-$2.log
@@ -274,12 +275,13 @@ mm_boot() {
 	logs="$logs $mm_log"
 }
 
-# MODE=mm, busy, memmap or thp_move: those boots alone, no other.
+# MODE=mm, busy, memmap, thp_move or huge_move: those boots alone, no
+# other.
 mm_mode=mm
 mm_nodes=1
 case $mode in
 mm|busy|memmap) mm_mode=$mode ;;
-thp_move) mm_mode=$mode mm_nodes=$nodes ;;
+thp_move|huge_move) mm_mode=$mode mm_nodes=$nodes ;;
 esac
 if [ "$mode" != deferred ]; then
 	if [ "$mode" != "$mm_mode" ]; then
