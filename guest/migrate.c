@@ -186,17 +186,21 @@ static int mig_same(enum mig_call call, const struct mig_run *a,
 }
 
 /*
- * What run @r must show: the region in huge pages; every word as
- * written; every huge page but the held one on node 1, each copied by a
- * job.
+ * What run @r of @call must show: one page not moved, the held one, and
+ * every other on node 1; the region in huge pages; every word as
+ * written; each page moved copied by a job, once (the held one never:
+ * it has a reference more); for move_pages(2), as many base pages
+ * migrated (migrate_pages(2) moves the process's other pages too).
  */
-static int mig_expected(const struct mig_run *r)
+static int mig_expected(enum mig_call call, const struct mig_run *r)
 {
 	long moved = MIG_THPS - 1;
+	long long pages = moved * (long long)(THP_SIZE / MIG_PAGE);
 
-	return r->ret >= 0 && r->huge_kb == MIG_LEN >> 10 && !r->bad &&
-	       r->on_node1 == moved &&
-	       r->copied >= moved * (long long)(THP_SIZE / MIG_PAGE);
+	return r->ret == 1 && r->huge_kb == MIG_LEN >> 10 && !r->bad &&
+	       r->on_node1 == moved && r->copied == pages &&
+	       (call == MIG_MIGRATE_PAGES ? r->pages >= pages :
+					    r->pages == pages);
 }
 
 static void mig_test(const struct mig_case *c)
@@ -223,7 +227,7 @@ static void mig_test(const struct mig_case *c)
 		return;
 	}
 	report(mig_same(c->call, &serial, &run) &&
-	       mig_expected(&serial) && mig_expected(&run) &&
+	       mig_expected(c->call, &serial) && mig_expected(c->call, &run) &&
 	       serial.helped <= 1 && run.helped >= 2 &&
 	       !run.seen.foreign,
 	       c->name,
