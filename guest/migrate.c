@@ -29,10 +29,20 @@
  *	migrate_hugetlb_move_pages	the same for hugetlb pages, and
  *				pgmigrate_success grown as in the serial run
  *	migrate_hugetlb_node	migrate_pages(2) of hugetlb pages
+ *	migrate_thp_writer	move_pages(2) of the THPs, none held, while
+ *				another thread increments the first word
+ *				of each in turn: every increment there,
+ *				every other word as written (a job copies
+ *				a folio only once no one can write it until
+ *				it is mapped again), some THPs copied by a
+ *				job
+ *	migrate_hugetlb_writer	the same for hugetlb pages
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -55,6 +65,7 @@ struct mig_case {
 	const char	*name;
 	enum mig_call	call;
 	int		hugetlb;	/* 2 MiB hugetlb pages, not THPs */
+	int		writer;		/* a thread stores during the move */
 };
 
 /* What one run of a migration left. */
@@ -241,11 +252,139 @@ static void mig_test(const struct mig_case *c)
 	       mig_same(c->call, &serial, &run) ? "as serial" : "not as serial");
 }
 
+/*
+ * The other thread of the writer tests: an increment of the first word
+ * of each huge page in turn, without a pause, until told to stop; how
+ * many it made in each.  An increment stored in the old page after its
+ * copy is missing from the new one for good, as the next ones add to
+ * the copy.
+ */
+struct mig_writer {
+	const struct thp_region	*r;
+	volatile int		stop;
+	uint64_t		adds[MIG_THPS];
+	long			stores;
+};
+
+static void *mig_write(void *arg)
+{
+	struct mig_writer *w = arg;
+	volatile uint64_t *word;
+	size_t i;
+
+	while (!w->stop) {
+		for (i = 0; i < MIG_THPS && !w->stop; i++) {
+			word = (uint64_t *)(w->r->mem + i * w->r->page);
+			*word = *word + 1;
+			w->adds[i]++;
+			w->stores++;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * First words of @w's region not as filled plus the writer's increments,
+ * each put back as filled for thp_bad().
+ */
+static long mig_writer_lost(const struct mig_writer *w)
+{
+	long lost = 0;
+	size_t i, at;
+
+	for (i = 0; i < MIG_THPS; i++) {
+		uint64_t *word = (uint64_t *)(w->r->mem + i * w->r->page);
+
+		at = i * w->r->page / sizeof(*word);
+		lost += *word != thp_word(at) + w->adds[i];
+		*word = thp_word(at);
+	}
+	return lost;
+}
+
+struct mig_writer_run {
+	struct mig_run		run;
+	long			lost;
+	long			stores;
+};
+
+/*
+ * One run of a writer test: map and fill, move with the writer on,
+ * and look.  -errno if the run could not be set up.
+ */
+static int mig_writer_run(const struct mig_case *c, struct mig_writer_run *r)
+{
+	static struct mig_writer w;
+	struct thp_region region;
+	pthread_t tid;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = mig_map(c, &region);
+	if (ret)
+		return ret;
+	memset(&w, 0, sizeof(w));
+	w.r = &region;
+	r->run.huge_kb = thp_huge_kb(&region);
+	ret = -pthread_create(&tid, NULL, mig_write, &w);
+	if (!ret) {
+		usleep(1000);
+		mig_move(c, &region, &r->run);
+		w.stop = 1;
+		pthread_join(tid, NULL);
+		r->stores = w.stores;
+		r->lost = mig_writer_lost(&w);
+		r->run.bad = thp_bad(&region);
+	}
+	thp_unmap(&region);
+	return ret;
+}
+
+struct mig_writer_try {
+	const struct mig_case	*c;
+	struct mig_writer_run	*r;
+};
+
+/* A run in which a job copied a page early, with a helper's chunk. */
+static int mig_writer_attempt(void *ctx)
+{
+	struct mig_writer_try *t = ctx;
+	int ret = mig_writer_run(t->c, t->r);
+
+	return ret ? ret : t->r->run.copied > 0 && t->r->run.seen.chunks;
+}
+
+static void mig_writer_test(const struct mig_case *c)
+{
+	static struct mig_writer_run r;
+	struct mig_writer_try t = { c, &r };
+	int tries;
+
+	trace_record_tgid(1);
+	tries = retry_for_helpers(c->name, mig_writer_attempt, &t);
+	trace_record_tgid(0);
+	if (tries < 0) {
+		report(0, c->name, "could not set up a run: %s",
+		       strerror(-tries));
+		return;
+	}
+	report(r.run.ret >= 0 && r.run.huge_kb == MIG_LEN >> 10 && !r.lost &&
+	       !r.run.bad && r.stores && r.run.copied > 0 &&
+	       !r.run.seen.foreign,
+	       c->name,
+	       "%lu %s, the first word of one in turn incremented (%ld times): returned %ld, %lld kB huge, %lld pages copied by jobs, %d threads, %d helpers of another process, %ld first words missing increments, %ld other words wrong (%d runs)",
+	       MIG_THPS, c->hugetlb ? "2 MiB hugetlb pages" : "THPs",
+	       r.stores, r.run.ret, r.run.huge_kb, r.run.copied,
+	       r.run.helped, r.run.seen.foreign, r.lost, r.run.bad, tries);
+}
+
 static const struct mig_case mig_cases[] = {
-	{ "migrate_move_pages", MIG_MOVE_PAGES, 0 },
-	{ "migrate_pages_node", MIG_MIGRATE_PAGES, 0 },
-	{ "migrate_hugetlb_move_pages", MIG_MOVE_PAGES, 1 },
-	{ "migrate_hugetlb_node", MIG_MIGRATE_PAGES, 1 },
+	{ "migrate_move_pages", MIG_MOVE_PAGES, 0, 0 },
+	{ "migrate_pages_node", MIG_MIGRATE_PAGES, 0, 0 },
+	{ "migrate_hugetlb_move_pages", MIG_MOVE_PAGES, 1, 0 },
+	{ "migrate_hugetlb_node", MIG_MIGRATE_PAGES, 1, 0 },
+	{ "migrate_thp_writer", MIG_MOVE_PAGES, 0, 1 },
+	{ "migrate_hugetlb_writer", MIG_MOVE_PAGES, 1, 1 },
 };
 
 void run_migrate_tests(const struct boot *b)
@@ -254,6 +393,10 @@ void run_migrate_tests(const struct boot *b)
 
 	(void)b;
 	ktap_plan(ARRAY_SIZE(mig_cases));
-	for (i = 0; i < ARRAY_SIZE(mig_cases); i++)
-		mig_test(&mig_cases[i]);
+	for (i = 0; i < ARRAY_SIZE(mig_cases); i++) {
+		if (mig_cases[i].writer)
+			mig_writer_test(&mig_cases[i]);
+		else
+			mig_test(&mig_cases[i]);
+	}
 }

@@ -84,7 +84,8 @@ int thp_map_hugetlb(struct thp_region *r, size_t len, int node, size_t page)
 	return thp_bind(r, node);
 }
 
-static uint64_t thp_word(size_t i)
+/* The word thp_fill() writes at 8-byte word @i of a region. */
+uint64_t thp_word(size_t i)
 {
 	return (i * 0x9e3779b97f4a7c15ULL) ^ 0x6b7461736b6d6967ULL;
 }

@@ -4,6 +4,7 @@
 #define KTASK_GUEST_THP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define THP_SIZE	(2UL << 20)
 #define HUGETLB_1G	(1UL << 30)
@@ -29,6 +30,7 @@ struct thp_region {
 int thp_map(struct thp_region *r, size_t len, int node);
 int thp_map_hugetlb(struct thp_region *r, size_t len, int node, size_t page);
 void thp_unmap(struct thp_region *r);
+uint64_t thp_word(size_t i);
 void thp_fill(const struct thp_region *r);
 long thp_bad(const struct thp_region *r);
 long long thp_huge_kb(const struct thp_region *r);
