@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,16 +118,6 @@ static const struct busy_caller {
 	{ "touch_1g", call_touch, 0 },
 	{ "vfio_map", call_map, 1 },
 };
-
-static long long self_cpu_ns(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return -1;
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
-}
 
 static long long cgroup_usage_ns(void)
 {

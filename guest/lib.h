@@ -14,6 +14,7 @@
 #define KTASK_GUEST_LIB_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define BENCH		"/sys/kernel/debug/ktask/bench"
 #define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
@@ -56,6 +57,8 @@ int write_str(const char *path, const char *s);
 int read_line(const char *path, char *buf, size_t size);
 long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
+long long self_cpu_ns(void);
+int mknod_from(const char *path, const char *sysfs_dev, mode_t type);
 int count_nodes(void);
 long long free_kb(void);
 long long free_slack_kb(long long plain_kb);

@@ -13,7 +13,9 @@
  * persistent memory, which maps it with struct pages (memmap, pmem.c; also
  * alone, mode "memmap"); move_pages(2) of THPs, or of a 1 GiB hugetlb
  * page, from node 0 to node 1, in a boot of two nodes (thp.c; alone,
- * modes "thp_move" and "huge_move"); and memset() of
+ * modes "thp_move" and "huge_move", each also beside a nice-0 CPU hog on
+ * every vCPU as row NAME_busy, read with the busy benchmark's); and
+ * memset() of
  * private memory by as many threads: the rate the guest can write memory
  * at, against which the others are read.  On a kernel without ktask (the unpatched one) only 1
  * thread runs.  The same callers on a busy machine: busy_bench.c.
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include "lib.h"
+#include "hogs.h"
 #include "huge.h"
 #include "pmem.h"
 #include "suites.h"
@@ -216,20 +219,24 @@ static int move_map(const struct move_row *m, struct thp_region *r)
 
 /*
  * move_pages(2) of row @m's region, written on node 0, to node 1, at
- * ktask.max_threads=@threads: the call's wall time and, patched, the most
- * threads a copy ran on; an error line if a word moved wrong or not every
- * base page moved as part of a huge page (the region's huge pages,
- * AnonHugePages or Private_Hugetlb: huge_kb=; THPs moved, pgmigrate_success
- * for a hugetlb page: moved=).
+ * ktask.max_threads=@threads, beside @hogs if not NULL (started and
+ * stopped around the call, as row NAME_busy): the call's wall time and
+ * the CPU time it cost this process and, patched, the most threads a copy
+ * ran on; an error line if a word moved wrong, if the hogs did not run,
+ * or if not every base page moved as part of a huge page (the region's
+ * huge pages, AnonHugePages or Private_Hugetlb: huge_kb=; THPs moved,
+ * pgmigrate_success for a hugetlb page: moved=).
  */
-static void bench_move(const struct move_row *m, int threads, int patched)
+static void bench_move(const struct move_row *m, int threads, int patched,
+		       struct hogs *hogs, int vcpus)
 {
 	const char *counter = m->hugetlb ? "pgmigrate_success" :
 					   "thp_migration_success";
 	long long want = m->len / (m->hugetlb ? 4096 : THP_SIZE);
 	int *status = calloc(m->len / THP_SIZE, sizeof(*status));
 	unsigned long long t0, wall = 0;
-	long long huge_kb = -1, moved = -1;
+	long long huge_kb = -1, moved = -1, cpu = 0;
+	const char *load = hogs ? "_busy" : "";
 	struct thp_region r;
 	long ret = -ENOMEM;
 	int used = 1;
@@ -242,9 +249,25 @@ static void bench_move(const struct move_row *m, int threads, int patched)
 			trace_start();
 		}
 		moved = read_key("/proc/vmstat", counter, ' ');
+		/*
+		 * Not in the hogs: fork() shares the region (and a page
+		 * mapped twice does not move), or, once the process has
+		 * pinned pages, copies a hugetlb page into the pool's page
+		 * the move needs (copy_hugetlb_page_range()).
+		 */
+		ret = madvise(r.mem, r.len, MADV_DONTFORK) ? -errno : 0;
+		if (!ret && hogs)
+			ret = hogs_start(hogs, vcpus, vcpus);
+		cpu = self_cpu_ns();
 		t0 = now_ns();
-		ret = thp_move_pages(&r, 1, status);
+		if (!ret)
+			ret = thp_move_pages(&r, 1, status);
 		wall = now_ns() - t0;
+		cpu = self_cpu_ns() - cpu;
+		if (!ret && hogs && !hogs_count(hogs))
+			ret = -ESRCH;
+		if (hogs)
+			hogs_stop(hogs);
 		moved = read_key("/proc/vmstat", counter, ' ') - moved;
 		if (patched)
 			used = trace_threads(m->func);
@@ -257,13 +280,29 @@ static void bench_move(const struct move_row *m, int threads, int patched)
 	}
 	free(status);
 	if (ret) {
-		printf("ktask-mm: error bench=%s threads=%d errno=%ld huge_kb=%lld moved=%lld\n",
-		       m->name, threads, ret < 0 ? -ret : EAGAIN, huge_kb,
-		       moved);
+		printf("ktask-mm: error bench=%s%s threads=%d errno=%ld huge_kb=%lld moved=%lld\n",
+		       m->name, load, threads, ret < 0 ? -ret : EAGAIN,
+		       huge_kb, moved);
 		return;
 	}
-	printf("ktask-mm: bench=%s threads=%d used=%d bytes=%zu wall_ns=%llu huge_kb=%lld moved=%lld\n",
-	       m->name, threads, used, m->len, wall, huge_kb, moved);
+	printf("ktask-mm: bench=%s%s threads=%d used=%d bytes=%zu wall_ns=%llu cpu_ns=%lld huge_kb=%lld moved=%lld\n",
+	       m->name, load, threads, used, m->len, wall, cpu, huge_kb,
+	       moved);
+}
+
+/* Row @m idle, then beside a hog on every vCPU. */
+static void bench_move_rows(const struct move_row *m, int threads,
+			    int patched, int vcpus)
+{
+	static struct hogs h;
+
+	bench_move(m, threads, patched, NULL, vcpus);
+	if (!h.counters && hogs_init(&h)) {
+		printf("ktask-mm: error bench=%s_busy threads=%d hogs: %s\n",
+		       m->name, threads, strerror(errno));
+		return;
+	}
+	bench_move(m, threads, patched, &h, vcpus);
 }
 
 /* The rows of the mm benchmark: every one, or one alone. */
@@ -290,8 +329,10 @@ static void mm_bench(const struct boot *b, enum mm_rows rows)
 			if (!patched && b->threads[i] != 1)
 				continue;
 			if (rows == MM_THP_MOVE || rows == MM_HUGE_MOVE) {
-				bench_move(rows == MM_THP_MOVE ? &thp_move :
-					   &huge_move, b->threads[i], patched);
+				bench_move_rows(rows == MM_THP_MOVE ?
+						&thp_move : &huge_move,
+						b->threads[i], patched,
+						b->vcpus);
 				continue;
 			}
 			if (rows == MM_ALL) {

@@ -5,19 +5,28 @@
  * the pmem driver maps with struct pages (memremap_pages(), as
  * MEMORY_DEVICE_FS_DAX memory) each time the namespace is bound to it:
  * at boot, in the driver's asynchronous probe, and from user space
- * through the driver's bind file, in the writer's task.
+ * through the driver's bind file, in the writer's task.  The namespace
+ * can also be given, as ndctl create-namespace does, to a pfn device
+ * (fsdax) or a dax device (devdax, /dev/daxR.N) of a chosen alignment
+ * (compound pages) with its struct pages in RAM or in the device itself
+ * (an altmap): pmem_mode_bind(), and pmem_mode_unbind() to go back.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib.h"
 #include "pmem.h"
 
 #define ND_PMEM		"/sys/bus/nd/drivers/nd_pmem/"
+#define ND_DEVICES	"/sys/bus/nd/devices/"
 
 /*
  * The first namespace of the nd bus ("namespace0.0"), or NULL.  The bus
@@ -90,4 +99,169 @@ int pmem_bind(unsigned long long *wall_ns)
 	ret = write_str(ND_PMEM "bind", ns);
 	*wall_ns = now_ns() - t0;
 	return ret;
+}
+
+/* Write @value to attribute @attr of nd device @dev: 0, or -errno. */
+static int nd_write(const char *dev, const char *attr, const char *value)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), ND_DEVICES "%s/%s", dev, attr);
+	return write_str(path, value) ? -errno : 0;
+}
+
+/*
+ * Give the namespace to a new device of mode @m (its region's seed, into
+ * @dev): set up, then bound to its driver, which writes the info block
+ * and maps the memory before the write returns; the bind's wall time
+ * into @wall_ns.  0, or -errno with the namespace left to the caller's
+ * pmem_mode_unbind().
+ */
+int pmem_mode_bind(const struct pmem_mode *m, char *dev, size_t len,
+		   unsigned long long *wall_ns)
+{
+	const char *ns = pmem_namespace();
+	char path[128], align[32], bind[64], uuid[64];
+	unsigned long long t0;
+	int ret;
+
+	if (!ns)
+		return -ENODEV;
+	snprintf(path, sizeof(path), ND_DEVICES "region0/%s", m->seed);
+	if (read_line(path, dev, len) || !dev[0])
+		return -ENODEV;
+	snprintf(align, sizeof(align), "%lu\n", m->align);
+	if (read_line("/proc/sys/kernel/random/uuid", uuid, sizeof(uuid)))
+		return -errno;
+	ret = pmem_unbind() ? -errno : 0;
+	if (!ret)
+		ret = nd_write(dev, "uuid", uuid);
+	if (!ret)
+		ret = nd_write(dev, "mode", m->memmap);
+	if (!ret)
+		ret = nd_write(dev, "align", align);
+	if (!ret)
+		ret = nd_write(dev, "namespace", ns);
+	if (ret)
+		return ret;
+	snprintf(bind, sizeof(bind), "/sys/bus/nd/drivers/%s/bind", m->driver);
+	t0 = now_ns();
+	ret = write_str(bind, dev) ? -errno : 0;
+	*wall_ns = now_ns() - t0;
+	return ret;
+}
+
+/* Zero the namespace's info block, through its raw block device. */
+static int pmem_zero_info(const char *ns)
+{
+	static char zero[8192];
+	int fd, ret;
+
+	if (nd_write(ns, "force_raw", "1") || write_str(ND_PMEM "bind", ns))
+		return -errno;
+	ret = mknod_from("/dev/pmem0", "/sys/class/block/pmem0/dev", S_IFBLK);
+	fd = ret ? -1 : open("/dev/pmem0", O_WRONLY);
+	if (!ret)
+		ret = fd < 0 || pwrite(fd, zero, sizeof(zero), 0) != sizeof(zero) ||
+		      fsync(fd) ? -errno : 0;
+	if (fd >= 0)
+		close(fd);
+	unlink("/dev/pmem0");
+	if (write_str(ND_PMEM "unbind", ns) && !ret)
+		ret = -errno;
+	if (nd_write(ns, "force_raw", "0") && !ret)
+		ret = -EIO;
+	return ret;
+}
+
+/*
+ * Take device @dev of mode @m back: unbind it, give its namespace up,
+ * zero the info block it wrote (else the namespace would come back as
+ * that device), and bind the namespace to the pmem driver as at boot.
+ */
+int pmem_mode_unbind(const struct pmem_mode *m, const char *dev)
+{
+	const char *ns = pmem_namespace();
+	char unbind[64];
+	unsigned long long wall;
+	int ret = 0;
+
+	if (!ns)
+		return -ENODEV;
+	snprintf(unbind, sizeof(unbind), "/sys/bus/nd/drivers/%s/unbind",
+		 m->driver);
+	write_str(unbind, dev);
+	if (nd_write(dev, "namespace", "\n"))
+		ret = -errno;
+	if (!ret)
+		ret = pmem_zero_info(ns);
+	if (!ret)
+		ret = pmem_bind(&wall) ? -errno : 0;
+	return ret;
+}
+
+/*
+ * The device-dax device (on the dax bus, named after the namespace, not
+ * after the nd dax device that made it) into @dev: 0, or -ENODEV.
+ */
+static int pmem_dax_device(char *dev, size_t len)
+{
+	glob_t g;
+	int ret = -ENODEV;
+
+	if (!glob("/sys/bus/dax/devices/dax*", 0, NULL, &g) &&
+	    g.gl_pathc == 1) {
+		snprintf(dev, len, "%s", strrchr(g.gl_pathv[0], '/') + 1);
+		ret = 0;
+	}
+	globfree(&g);
+	return ret;
+}
+
+/*
+ * Write a word to each 4 KiB page of the device-dax device through a
+ * shared mapping, then read them back: the words not as written, or
+ * -errno.
+ */
+long pmem_dax_check(void)
+{
+	char path[128], line[64], dev[32];
+	long long size;
+	uint64_t *p;
+	long bad = 0;
+	size_t i, n;
+	int fd;
+
+	if (pmem_dax_device(dev, sizeof(dev)))
+		return -ENODEV;
+	snprintf(path, sizeof(path), "/sys/bus/dax/devices/%s/size", dev);
+	if (read_line(path, line, sizeof(line)))
+		return -ENODEV;
+	size = strtoll(line, NULL, 0);
+	snprintf(line, sizeof(line), "/dev/%s", dev);
+	snprintf(path, sizeof(path), "/sys/bus/dax/devices/%s/dev", dev);
+	fd = mknod_from(line, path, S_IFCHR);
+	if (fd)
+		return fd;
+	fd = open(line, O_RDWR);
+	/*
+	 * Not kept for the next dax device: the node's inode would keep
+	 * this one's mapping, which an open after it is gone uses (a
+	 * use-after-free that devtmpfs, which removes the node, never
+	 * meets).
+	 */
+	unlink(line);
+	if (fd < 0)
+		return -errno;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return -errno;
+	n = size / 4096;
+	for (i = 0; i < n; i++)
+		p[i * 512] = i * 0x9e3779b97f4a7c15ULL;
+	for (i = 0; i < n; i++)
+		bad += p[i * 512] != i * 0x9e3779b97f4a7c15ULL;
+	munmap(p, size);
+	return bad;
 }

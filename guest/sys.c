@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,6 +106,38 @@ unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * mknod @path (no devtmpfs here) for the device of @type (S_IFCHR or
+ * S_IFBLK) whose "major:minor" is in @sysfs_dev: 0, or -errno.
+ */
+int mknod_from(const char *path, const char *sysfs_dev, mode_t type)
+{
+	unsigned int maj, min;
+	char buf[32];
+
+	if (read_line(sysfs_dev, buf, sizeof(buf)) ||
+	    sscanf(buf, "%u:%u", &maj, &min) != 2)
+		return -ENOENT;
+	if (mknod(path, type | 0600, makedev(maj, min)) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/*
+ * CPU time of this process (getrusage(), whose RUSAGE_SELF includes the
+ * threads that ended, as ktask's helpers have by the time a call
+ * returns), or -1.
+ */
+long long self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
 }
 
 static unsigned long long field(const char *line, const char *key)

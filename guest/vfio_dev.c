@@ -42,20 +42,6 @@
 /* The first edu device, and the second (vfio_memlock_two's). */
 struct vfio vfio = VFIO_CLOSED, second = VFIO_CLOSED;
 
-/* mknod @path for the char device whose "major:minor" is in @sysfs_dev. */
-static int mknod_from(const char *path, const char *sysfs_dev)
-{
-	unsigned int maj, min;
-	char buf[32];
-
-	if (read_line(sysfs_dev, buf, sizeof(buf)) ||
-	    sscanf(buf, "%u:%u", &maj, &min) != 2)
-		return -ENOENT;
-	if (mknod(path, S_IFCHR | 0600, makedev(maj, min)) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /*
  * Find edu device number @nth (from 0, in the order sysfs lists them) and
  * bind it to vfio-pci; its IOMMU group number.
@@ -125,8 +111,8 @@ int vfio_open_nth(struct vfio *v, int nth)
 	mkdir("/dev/vfio", 0755);
 	snprintf(path, sizeof(path), "/dev/vfio/%d", nr);
 	snprintf(sysfs, sizeof(sysfs), "/sys/class/vfio/%d/dev", nr);
-	if (mknod_from("/dev/vfio/vfio", "/sys/class/misc/vfio/dev") ||
-	    mknod_from(path, sysfs))
+	if (mknod_from("/dev/vfio/vfio", "/sys/class/misc/vfio/dev", S_IFCHR) ||
+	    mknod_from(path, sysfs, S_IFCHR))
 		return -ENOENT;
 	v->container = open("/dev/vfio/vfio", O_RDWR);
 	v->group = open(path, O_RDWR);

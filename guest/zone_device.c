@@ -16,7 +16,27 @@
  *				cycle frees and allocates the range's struct
  *				pages (16 MiB a GiB): a leak of them would be
  *				304 MiB.
+ *	zone_device_devdax_2m	the namespace given to a dax device of 2 MiB
+ *				compound pages, struct pages in RAM, as
+ *				ndctl create-namespace -m devdax does: the
+ *				bind ran one job, every helper a thread of
+ *				this process; a word written to each 4 KiB
+ *				page of /dev/daxR.N through a shared
+ *				mapping reads back; once the namespace is
+ *				back with the pmem driver, free memory is
+ *				within free_slack_kb(PMEM_SLACK_KB) of its
+ *				value before
+ *	zone_device_devdax_2m_altmap	the same with the struct pages in the
+ *				device (an altmap)
+ *	zone_device_devdax_4k	the same of base pages
+ *	zone_device_fsdax_2m_altmap	the namespace given to a pfn device
+ *				(fsdax) with its struct pages in the device:
+ *				the same but the mapping.  No 1 GiB pages:
+ *				the GiB of memmap= has no room for the info
+ *				block before a GiB-aligned page.
  */
+#include <string.h>
+
 #include "lib.h"
 #include "pmem.h"
 #include "suites.h"
@@ -65,9 +85,53 @@ static void zone_device_rebind(void)
 	       free_last - free_first, slack);
 }
 
+static const struct pmem_mode zone_device_modes[] = {
+	{ "zone_device_devdax_2m", "dax_seed", "dax_pmem", 2UL << 20, "ram" },
+	{ "zone_device_devdax_2m_altmap", "dax_seed", "dax_pmem", 2UL << 20,
+	  "pmem" },
+	{ "zone_device_devdax_4k", "dax_seed", "dax_pmem", 4096, "ram" },
+	{ "zone_device_fsdax_2m_altmap", "pfn_seed", "nd_pmem", 2UL << 20,
+	  "pmem" },
+};
+
+/* The namespace in mode @m, looked at, and back with the pmem driver. */
+static void zone_device_mode(const struct pmem_mode *m)
+{
+	long long slack = free_slack_kb(PMEM_SLACK_KB), free0 = free_kb();
+	int devdax = !strcmp(m->driver, "dax_pmem"), jobs = 0, ret, undo;
+	struct helpers_seen seen = { 0 };
+	unsigned long long wall = 0;
+	char dev[32] = "";
+	long bad = 0;
+
+	trace_record_tgid(1);
+	trace_start();
+	write_str(HELPER_END, "1\n");
+	ret = pmem_mode_bind(m, dev, sizeof(dev), &wall);
+	write_str(HELPER_END, "0\n");
+	trace_helpers(PMEM_FUNC, -1, &seen);
+	trace_most("ktask_job_end:", PMEM_FUNC, " threads=", &jobs);
+	trace_record_tgid(0);
+	if (!ret && devdax)
+		bad = pmem_dax_check();
+	undo = pmem_mode_unbind(m, dev);
+	report(!ret && !undo && jobs == 1 && !seen.foreign && !bad &&
+	       pmem_bound() && free_kb() >= free0 - slack, m->name,
+	       "%s, %lu-byte pages, struct pages in %s: bind error %d in %llu ms, %d jobs, %d helpers, %d of another process; %s %ld; back to the pmem driver: error %d, free memory %+lld kB (slack %lld kB)",
+	       dev, m->align, m->memmap, ret, wall / 1000000, jobs,
+	       seen.helpers, seen.foreign,
+	       devdax ? "words wrong through the mapping (or -errno)" :
+			"not mapped",
+	       bad, undo, free_kb() - free0, slack);
+}
+
 void run_zone_device_tests(const struct boot *b)
 {
+	size_t i;
+
 	(void)b;
-	ktap_plan(1);
+	ktap_plan(1 + ARRAY_SIZE(zone_device_modes));
 	zone_device_rebind();
+	for (i = 0; i < ARRAY_SIZE(zone_device_modes); i++)
+		zone_device_mode(&zone_device_modes[i]);
 }
