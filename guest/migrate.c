@@ -31,7 +31,9 @@
  *	migrate_hugetlb_node	migrate_pages(2) of hugetlb pages
  *	migrate_thp_writer	move_pages(2) of the THPs, none held, while
  *				another thread increments the first word
- *				of each in turn: every increment there,
+ *				of each 512 KiB in turn: every increment
+ *				there (a retry never hides a run that lost
+ *				one),
  *				every other word as written (a job copies
  *				a folio only once no one can write it until
  *				it is mapped again), some THPs copied by a
@@ -172,13 +174,17 @@ struct mig_try {
 	struct mig_run		*run;
 };
 
-/* A run that helpers took part in. */
+/*
+ * A run that helpers took part in, or one that moved a word wrong, which
+ * a retry must not hide.
+ */
 static int mig_attempt(void *ctx)
 {
 	struct mig_try *t = ctx;
 	int ret = mig_run(t->c, t->run);
 
-	return ret ? ret : t->run->helped >= 2 && t->run->seen.chunks;
+	return ret ? ret : (t->run->helped >= 2 && t->run->seen.chunks) ||
+			   t->run->bad;
 }
 
 /*
@@ -254,16 +260,19 @@ static void mig_test(const struct mig_case *c)
 
 /*
  * The other thread of the writer tests: an increment of the first word
- * of each huge page in turn, without a pause, until told to stop; how
- * many it made in each.  An increment stored in the old page after its
- * copy is missing from the new one for good, as the next ones add to
- * the copy.
+ * of each MIG_WRITE_STRIDE (a copy job's smallest chunk) of the region in
+ * turn, without a pause, until told to stop; how many it made in each.
+ * An increment stored in the old page after its copy is missing from the
+ * new one for good, as the next ones add to the copy.
  */
+#define MIG_WRITE_STRIDE	(512UL << 10)
+#define MIG_WORDS		(MIG_LEN / MIG_WRITE_STRIDE)
+
 struct mig_writer {
 	const struct thp_region	*r;
 	volatile int		stop;
-	uint64_t		adds[MIG_THPS];
-	long			stores;
+	uint64_t		adds[MIG_WORDS];
+	volatile long		stores;
 };
 
 static void *mig_write(void *arg)
@@ -273,8 +282,8 @@ static void *mig_write(void *arg)
 	size_t i;
 
 	while (!w->stop) {
-		for (i = 0; i < MIG_THPS && !w->stop; i++) {
-			word = (uint64_t *)(w->r->mem + i * w->r->page);
+		for (i = 0; i < MIG_WORDS && !w->stop; i++) {
+			word = (uint64_t *)(w->r->mem + i * MIG_WRITE_STRIDE);
 			*word = *word + 1;
 			w->adds[i]++;
 			w->stores++;
@@ -292,10 +301,10 @@ static long mig_writer_lost(const struct mig_writer *w)
 	long lost = 0;
 	size_t i, at;
 
-	for (i = 0; i < MIG_THPS; i++) {
-		uint64_t *word = (uint64_t *)(w->r->mem + i * w->r->page);
+	for (i = 0; i < MIG_WORDS; i++) {
+		uint64_t *word = (uint64_t *)(w->r->mem + i * MIG_WRITE_STRIDE);
 
-		at = i * w->r->page / sizeof(*word);
+		at = i * MIG_WRITE_STRIDE / sizeof(*word);
 		lost += *word != thp_word(at) + w->adds[i];
 		*word = thp_word(at);
 	}
@@ -305,7 +314,7 @@ static long mig_writer_lost(const struct mig_writer *w)
 struct mig_writer_run {
 	struct mig_run		run;
 	long			lost;
-	long			stores;
+	long			stores;		/* during the move */
 };
 
 /*
@@ -329,10 +338,11 @@ static int mig_writer_run(const struct mig_case *c, struct mig_writer_run *r)
 	ret = -pthread_create(&tid, NULL, mig_write, &w);
 	if (!ret) {
 		usleep(1000);
+		r->stores = -w.stores;
 		mig_move(c, &region, &r->run);
+		r->stores += w.stores;
 		w.stop = 1;
 		pthread_join(tid, NULL);
-		r->stores = w.stores;
 		r->lost = mig_writer_lost(&w);
 		r->run.bad = thp_bad(&region);
 	}
@@ -345,13 +355,17 @@ struct mig_writer_try {
 	struct mig_writer_run	*r;
 };
 
-/* A run in which a job copied a page early, with a helper's chunk. */
+/*
+ * A run in which a job copied a page early, with a helper's chunk, or one
+ * that lost an increment or a word, which a retry must not hide.
+ */
 static int mig_writer_attempt(void *ctx)
 {
 	struct mig_writer_try *t = ctx;
 	int ret = mig_writer_run(t->c, t->r);
 
-	return ret ? ret : t->r->run.copied > 0 && t->r->run.seen.chunks;
+	return ret ? ret : (t->r->run.copied > 0 && t->r->run.seen.chunks) ||
+			   t->r->lost || t->r->run.bad;
 }
 
 static void mig_writer_test(const struct mig_case *c)
@@ -372,7 +386,7 @@ static void mig_writer_test(const struct mig_case *c)
 	       !r.run.bad && r.stores && r.run.copied > 0 &&
 	       !r.run.seen.foreign,
 	       c->name,
-	       "%lu %s, the first word of one in turn incremented (%ld times): returned %ld, %lld kB huge, %lld pages copied by jobs, %d threads, %d helpers of another process, %ld first words missing increments, %ld other words wrong (%d runs)",
+	       "%lu %s, the first word of each 512 KiB in turn incremented (%ld times during the move): returned %ld, %lld kB huge, %lld pages copied by jobs, %d threads, %d helpers of another process, %ld first words missing increments, %ld other words wrong (%d runs)",
 	       MIG_THPS, c->hugetlb ? "2 MiB hugetlb pages" : "THPs",
 	       r.stores, r.run.ret, r.run.huge_kb, r.run.copied,
 	       r.run.helped, r.run.seen.foreign, r.lost, r.run.bad, tries);

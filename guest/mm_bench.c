@@ -236,6 +236,7 @@ static void bench_move(const struct move_row *m, int threads, int patched,
 	int *status = calloc(m->len / THP_SIZE, sizeof(*status));
 	unsigned long long t0, wall = 0;
 	long long huge_kb = -1, moved = -1, cpu = 0;
+	unsigned long long hogged = 0;
 	const char *load = hogs ? "_busy" : "";
 	struct thp_region r;
 	long ret = -ENOMEM;
@@ -258,13 +259,16 @@ static void bench_move(const struct move_row *m, int threads, int patched,
 		ret = madvise(r.mem, r.len, MADV_DONTFORK) ? -errno : 0;
 		if (!ret && hogs)
 			ret = hogs_start(hogs, vcpus, vcpus);
+		if (hogs)
+			hogged = hogs_count(hogs);
 		cpu = self_cpu_ns();
 		t0 = now_ns();
 		if (!ret)
 			ret = thp_move_pages(&r, 1, status);
 		wall = now_ns() - t0;
 		cpu = self_cpu_ns() - cpu;
-		if (!ret && hogs && !hogs_count(hogs))
+		/* The hogs must have run during the call. */
+		if (!ret && hogs && hogs_count(hogs) == hogged)
 			ret = -ESRCH;
 		if (hogs)
 			hogs_stop(hogs);

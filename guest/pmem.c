@@ -11,6 +11,7 @@
  * (compound pages) with its struct pages in RAM or in the device itself
  * (an altmap): pmem_mode_bind(), and pmem_mode_unbind() to go back.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +29,15 @@
 
 #define ND_PMEM		"/sys/bus/nd/drivers/nd_pmem/"
 #define ND_DEVICES	"/sys/bus/nd/devices/"
+#define PMEM_IOV	1024	/* IOV_MAX */
+
+/* Wait for the nd bus's asynchronous probes and registrations. */
+static void pmem_wait_probe(void)
+{
+	char line[16];
+
+	read_line("/sys/bus/nd/devices/ndbus0/wait_probe", line, sizeof(line));
+}
 
 /*
  * The first namespace of the nd bus ("namespace0.0"), or NULL.  The bus
@@ -36,12 +47,11 @@
 static const char *pmem_namespace(void)
 {
 	static char name[64];
-	char line[16];
 	glob_t g;
 
 	if (name[0])
 		return name;
-	read_line("/sys/bus/nd/devices/ndbus0/wait_probe", line, sizeof(line));
+	pmem_wait_probe();
 	if (!glob("/sys/bus/nd/devices/namespace*", 0, NULL, &g) && g.gl_pathc)
 		snprintf(name, sizeof(name), "%s",
 			 strrchr(g.gl_pathv[0], '/') + 1);
@@ -127,6 +137,8 @@ int pmem_mode_bind(const struct pmem_mode *m, char *dev, size_t len,
 
 	if (!ns)
 		return -ENODEV;
+	/* The seed a bind made, registered asynchronously, as ndctl waits. */
+	pmem_wait_probe();
 	snprintf(path, sizeof(path), ND_DEVICES "region0/%s", m->seed);
 	if (read_line(path, dev, len) || !dev[0])
 		return -ENODEV;
@@ -157,8 +169,13 @@ static int pmem_zero_info(const char *ns)
 	static char zero[8192];
 	int fd, ret;
 
-	if (nd_write(ns, "force_raw", "1") || write_str(ND_PMEM "bind", ns))
-		return -errno;
+	ret = nd_write(ns, "force_raw", "1");
+	if (!ret && write_str(ND_PMEM "bind", ns))
+		ret = -errno;
+	if (ret) {
+		nd_write(ns, "force_raw", "0");
+		return ret;
+	}
 	ret = mknod_from("/dev/pmem0", "/sys/class/block/pmem0/dev", S_IFBLK);
 	fd = ret ? -1 : open("/dev/pmem0", O_WRONLY);
 	if (!ret)
@@ -177,7 +194,8 @@ static int pmem_zero_info(const char *ns)
 /*
  * Take device @dev of mode @m back: unbind it, give its namespace up,
  * zero the info block it wrote (else the namespace would come back as
- * that device), and bind the namespace to the pmem driver as at boot.
+ * that device), and bind the namespace to the pmem driver as at boot,
+ * whatever failed before: the first error, or 0.
  */
 int pmem_mode_unbind(const struct pmem_mode *m, const char *dev)
 {
@@ -190,13 +208,16 @@ int pmem_mode_unbind(const struct pmem_mode *m, const char *dev)
 		return -ENODEV;
 	snprintf(unbind, sizeof(unbind), "/sys/bus/nd/drivers/%s/unbind",
 		 m->driver);
-	write_str(unbind, dev);
-	if (nd_write(dev, "namespace", "\n"))
+	pmem_wait_probe();
+	if (write_str(unbind, dev) && errno != ENODEV)
 		ret = -errno;
 	if (!ret)
-		ret = pmem_zero_info(ns);
+		ret = nd_write(dev, "namespace", "\n");
+	pmem_wait_probe();
 	if (!ret)
-		ret = pmem_bind(&wall) ? -errno : 0;
+		ret = pmem_zero_info(ns);
+	if (!pmem_bound() && pmem_bind(&wall) && !ret)
+		ret = -errno;
 	return ret;
 }
 
@@ -219,11 +240,42 @@ static int pmem_dax_device(char *dev, size_t len)
 }
 
 /*
- * Write a word to each 4 KiB page of the device-dax device through a
- * shared mapping, then read them back: the words not as written, or
- * -errno.
+ * Read the first word of each of @n 4 KiB pages from @p with
+ * process_vm_readv(), which takes each page's struct page (GUP: its
+ * pgmap, compound head and reference count), against what @seed wrote:
+ * the words not as written, or -errno.
  */
-long pmem_dax_check(void)
+static long pmem_dax_read(const char *p, size_t n, uint64_t seed)
+{
+	static struct iovec remote[PMEM_IOV];
+	static uint64_t words[PMEM_IOV];
+	struct iovec local = { words, 0 };
+	size_t i, j, k;
+	long bad = 0;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < PMEM_IOV ? n - i : PMEM_IOV;
+		for (j = 0; j < k; j++) {
+			remote[j].iov_base = (char *)p + (i + j) * 4096;
+			remote[j].iov_len = sizeof(uint64_t);
+		}
+		local.iov_len = k * sizeof(uint64_t);
+		if (process_vm_readv(getpid(), &local, 1, remote, k, 0) !=
+		    (ssize_t)local.iov_len)
+			return -errno ?: -EIO;
+		for (j = 0; j < k; j++)
+			bad += words[j] != (i + j + 1) * seed;
+	}
+	return bad;
+}
+
+/*
+ * Write a word to each 4 KiB page of the device-dax device through a
+ * shared mapping, @seed times its number from 1, then read them back
+ * through their struct pages (pmem_dax_read()): the words not as
+ * written, or -errno.
+ */
+long pmem_dax_check(uint64_t seed)
 {
 	char path[128], line[64], dev[32];
 	long long size;
@@ -259,9 +311,8 @@ long pmem_dax_check(void)
 		return -errno;
 	n = size / 4096;
 	for (i = 0; i < n; i++)
-		p[i * 512] = i * 0x9e3779b97f4a7c15ULL;
-	for (i = 0; i < n; i++)
-		bad += p[i * 512] != i * 0x9e3779b97f4a7c15ULL;
+		p[i * 512] = (i + 1) * seed;
+	bad = pmem_dax_read((const char *)p, n, seed);
 	munmap(p, size);
 	return bad;
 }

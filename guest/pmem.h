@@ -4,6 +4,7 @@
 #define KTASK_GUEST_PMEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The thread function that initialises device memory's struct pages. */
 #define PMEM_FUNC	"memmap_init_device_chunk"
@@ -28,6 +29,6 @@ int pmem_bound(void);
 int pmem_mode_bind(const struct pmem_mode *m, char *dev, size_t len,
 		   unsigned long long *wall_ns);
 int pmem_mode_unbind(const struct pmem_mode *m, const char *dev);
-long pmem_dax_check(void);
+long pmem_dax_check(uint64_t seed);
 
 #endif

@@ -22,10 +22,12 @@
  *				bind ran one job, every helper a thread of
  *				this process; a word written to each 4 KiB
  *				page of /dev/daxR.N through a shared
- *				mapping reads back; once the namespace is
- *				back with the pmem driver, free memory is
- *				within free_slack_kb(PMEM_SLACK_KB) of its
- *				value before
+ *				mapping reads back with process_vm_readv(),
+ *				through each page's struct page; once the
+ *				namespace is back with the pmem driver,
+ *				free memory is within
+ *				free_slack_kb(PMEM_SLACK_KB) of its value
+ *				before
  *	zone_device_devdax_2m_altmap	the same with the struct pages in the
  *				device (an altmap)
  *	zone_device_devdax_4k	the same of base pages
@@ -97,7 +99,7 @@ static const struct pmem_mode zone_device_modes[] = {
 /* The namespace in mode @m, looked at, and back with the pmem driver. */
 static void zone_device_mode(const struct pmem_mode *m)
 {
-	long long slack = free_slack_kb(PMEM_SLACK_KB), free0 = free_kb();
+	long long slack = free_slack_kb(PMEM_SLACK_KB), free0 = free_kb(), free1;
 	int devdax = !strcmp(m->driver, "dax_pmem"), jobs = 0, ret, undo;
 	struct helpers_seen seen = { 0 };
 	unsigned long long wall = 0;
@@ -111,18 +113,21 @@ static void zone_device_mode(const struct pmem_mode *m)
 	write_str(HELPER_END, "0\n");
 	trace_helpers(PMEM_FUNC, -1, &seen);
 	trace_most("ktask_job_end:", PMEM_FUNC, " threads=", &jobs);
+	trace_threads(PMEM_FUNC);	/* and the events off */
 	trace_record_tgid(0);
 	if (!ret && devdax)
-		bad = pmem_dax_check();
+		bad = pmem_dax_check(0x9e3779b97f4a7c15ULL + m->align +
+				     m->memmap[0]);
 	undo = pmem_mode_unbind(m, dev);
+	free1 = free_kb();
 	report(!ret && !undo && jobs == 1 && !seen.foreign && !bad &&
-	       pmem_bound() && free_kb() >= free0 - slack, m->name,
+	       pmem_bound() && free1 >= free0 - slack, m->name,
 	       "%s, %lu-byte pages, struct pages in %s: bind error %d in %llu ms, %d jobs, %d helpers, %d of another process; %s %ld; back to the pmem driver: error %d, free memory %+lld kB (slack %lld kB)",
 	       dev, m->align, m->memmap, ret, wall / 1000000, jobs,
 	       seen.helpers, seen.foreign,
 	       devdax ? "words wrong through the mapping (or -errno)" :
 			"not mapped",
-	       bad, undo, free_kb() - free0, slack);
+	       bad, undo, free1 - free0, slack);
 }
 
 void run_zone_device_tests(const struct boot *b)
