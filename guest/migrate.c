@@ -114,6 +114,7 @@ static int mig_map(const struct mig_case *c, struct thp_region *r)
 static void mig_move(const struct mig_case *c, const struct thp_region *r,
 		     struct mig_run *run)
 {
+	const char *func = c->hugetlb ? HUGE_COPY_FUNC : THP_COPY_FUNC;
 	long long pages0, thps0;
 
 	pages0 = read_key("/proc/vmstat", "pgmigrate_success", ' ');
@@ -127,9 +128,8 @@ static void mig_move(const struct mig_case *c, const struct thp_region *r,
 		run->ret = thp_migrate_pages(0, 1);
 	write_str(TRACE THP_COPY_EVENT, "0\n");
 	write_str(HELPER_END, "0\n");
-	run->helped = trace_threads(c->hugetlb ? HUGE_COPY_FUNC : THP_COPY_FUNC);
-	trace_helpers(c->hugetlb ? HUGE_COPY_FUNC : THP_COPY_FUNC, -1,
-		      &run->seen);
+	run->helped = trace_threads(func);
+	trace_helpers(func, -1, &run->seen);
 	run->copied = thp_copied();
 	run->pages = read_key("/proc/vmstat", "pgmigrate_success", ' ') -
 		     pages0;

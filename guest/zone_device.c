@@ -46,12 +46,27 @@
 #define PMEM_CYCLES	20
 #define PMEM_SLACK_KB	(8 << 10)
 
+/*
+ * The jobs that initialised device struct pages since trace_start()
+ * (ktask_job_end events), their helpers into @seen and the most threads
+ * one ran on into @threads; the events off.
+ */
+static int zone_device_jobs(struct helpers_seen *seen, int *threads)
+{
+	int jobs = 0;
+
+	trace_helpers(PMEM_FUNC, -1, seen);
+	trace_most("ktask_job_end:", PMEM_FUNC, " threads=", &jobs);
+	*threads = trace_threads(PMEM_FUNC);
+	return jobs;
+}
+
 static void zone_device_rebind(void)
 {
 	const char *name = "zone_device_rebind";
 	long long size = pmem_size(), free_first = -1, free_last = -1;
 	long long slack = free_slack_kb(PMEM_SLACK_KB);
-	int cycle, jobs = 0, helped = 0, helpers = 0, foreign = 0, n;
+	int cycle, jobs = 0, helped = 0, helpers = 0, foreign = 0, threads;
 	struct helpers_seen seen;
 	unsigned long long wall;
 	int ret = 0;
@@ -69,10 +84,8 @@ static void zone_device_rebind(void)
 		write_str(HELPER_END, "1\n");
 		ret = pmem_bind(&wall);
 		write_str(HELPER_END, "0\n");
-		trace_helpers(PMEM_FUNC, -1, &seen);
-		trace_most("ktask_job_end:", PMEM_FUNC, " threads=", &n);
-		jobs += n == 1;
-		helped += trace_threads(PMEM_FUNC) >= 2 && seen.chunks;
+		jobs += zone_device_jobs(&seen, &threads) == 1;
+		helped += threads >= 2 && seen.chunks;
 		helpers += seen.helpers;
 		foreign += seen.foreign;
 		free_last = free_kb();
@@ -100,7 +113,7 @@ static const struct pmem_mode zone_device_modes[] = {
 static void zone_device_mode(const struct pmem_mode *m)
 {
 	long long slack = free_slack_kb(PMEM_SLACK_KB), free0 = free_kb(), free1;
-	int devdax = !strcmp(m->driver, "dax_pmem"), jobs = 0, ret, undo;
+	int devdax = !strcmp(m->driver, "dax_pmem"), jobs, threads, ret, undo;
 	struct helpers_seen seen = { 0 };
 	unsigned long long wall = 0;
 	char dev[32] = "";
@@ -111,9 +124,7 @@ static void zone_device_mode(const struct pmem_mode *m)
 	write_str(HELPER_END, "1\n");
 	ret = pmem_mode_bind(m, dev, sizeof(dev), &wall);
 	write_str(HELPER_END, "0\n");
-	trace_helpers(PMEM_FUNC, -1, &seen);
-	trace_most("ktask_job_end:", PMEM_FUNC, " threads=", &jobs);
-	trace_threads(PMEM_FUNC);	/* and the events off */
+	jobs = zone_device_jobs(&seen, &threads);
 	trace_record_tgid(0);
 	if (!ret && devdax)
 		bad = pmem_dax_check(0x9e3779b97f4a7c15ULL + m->align +
