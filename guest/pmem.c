@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The boot's legacy persistent memory: run.sh's memmap=1G!5G makes a GiB
- * of RAM an e820 persistent memory region, whose namespace
+ * of RAM (4 GiB in make run MODE=memmap) an e820 persistent memory
+ * region, whose namespace
  * the pmem driver maps with struct pages (memremap_pages(), as
  * MEMORY_DEVICE_FS_DAX memory) each time the namespace is bound to it:
  * at boot, in the driver's asynchronous probe, and from user space

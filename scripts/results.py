@@ -125,7 +125,7 @@ def collect(logs):
 
 
 CSV_COLUMNS = ('log', 'label', 'kind', 'name', 'threads', 'lending', 'used',
-	       'wall_ns', 'cpu_ns', 'job_cpu_ns', 'bytes', 'units', 'node', 'ms',
+	       'wall_ns', 'cpu_ns', 'job_cpu_ns', 'job_ns', 'bytes', 'units', 'node', 'ms',
 	       'hogs', 'hog_base', 'hog_during')
 
 
