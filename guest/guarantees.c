@@ -458,13 +458,109 @@ static void cpuset_bound(int vcpus)
 	rmdir(CPUSET_ONE);
 }
 
+/*
+ * A process alone in a cgroup at pids.max 1, where no helper can be
+ * forked, runs two jobs: the self-benchmark's cpu job on every vCPU,
+ * whose caller forks its first helper and each helper two more, and a
+ * fallocate() of PIDS_LEN of 2 MiB pages, a job with a start function,
+ * whose caller forks every helper before it (one here: the job is bound
+ * to the caller's node, of two vCPUs).  Each must try one fork, not one
+ * per helper (pids.events counts every fork refused), and end as the
+ * serial code: the cpu job's sum as on one thread, every page allocated.
+ * Before a failed fork ended a job's forks, the cpu job tried 3.
+ */
+#define PIDS_CG		CGROOT "/ktask-pids"
+#define PIDS_LEN	(512UL << 20)	/* 4 chunks of 2 MiB pages */
+#define PIDS_FALLOC	"hugetlbfs_falloc_chunk"
+#define PIDS_BENCH	"ktask_bench_cpu_chunk"
+#define PIDS_REFUSED	PIDS_CG "/pids.events", "max", ' '
+
+static const char *const pids_names[] = {
+	"pids_max_one_fork", "pids_max_falloc", NULL,
+};
+
+static void pids_bench(int vcpus)
+{
+	struct bench_result serial, res;
+	long long refused = read_key(PIDS_REFUSED);
+	int err, planned;
+
+	err = -bench_run("cpu", 1, &serial);
+	trace_start_planned();
+	err = err ?: -bench_run("cpu", vcpus, &res);
+	refused = read_key(PIDS_REFUSED) - refused;
+	planned = trace_planned(PIDS_BENCH);
+	trace_threads(PIDS_BENCH);
+	report(!err && planned >= 3 && refused == 1 && res.used == 1 &&
+	       res.sum == serial.sum, pids_names[0],
+	       "cpu job: %s; %d threads planned, %d ran a chunk, sum %s the 1-thread job's; forks refused %lld (want 1)",
+	       strerror(err), planned, err ? -1 : res.used,
+	       !err && res.sum == serial.sum ? "is" : "is not", refused);
+}
+
+static void pids_falloc(void)
+{
+	long long refused = read_key(PIDS_REFUSED);
+	int fd, err, planned, used;
+	struct stat st = { 0 };
+	char path[64];
+
+	snprintf(path, sizeof(path), "%s/pids", huge_mount(SZ_2M));
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	trace_start_planned();
+	err = fd < 0 || fallocate(fd, 0, 0, PIDS_LEN) ? errno : 0;
+	refused = read_key(PIDS_REFUSED) - refused;
+	planned = trace_planned(PIDS_FALLOC);
+	used = trace_threads(PIDS_FALLOC);
+	if (fd >= 0)
+		fstat(fd, &st);
+	close(fd);
+	unlink(path);
+	report(!err && planned >= 2 && refused == 1 && used == 1 &&
+	       st.st_blocks * 512 == (long long)PIDS_LEN, pids_names[1],
+	       "fallocate(): %s, %lld MiB; %d threads planned, %d ran a chunk; forks refused %lld (want 1)",
+	       strerror(err), (long long)st.st_blocks * 512 >> 20, planned,
+	       used, refused);
+}
+
+static void pids_child(int vcpus)
+{
+	int err = cgroup_make("pids", PIDS_CG);
+
+	if (!err && (write_str(PIDS_CG "/cgroup.procs", "0\n") ||
+		     write_str(PIDS_CG "/pids.max", "1\n")))
+		err = -errno;
+	if (err) {
+		report_setup_failed(pids_names, "cgroup %s: %s", PIDS_CG,
+				    strerror(-err));
+		return;
+	}
+	pids_bench(vcpus);
+	pids_falloc();
+}
+
+static void pids_bound(int vcpus)
+{
+	const char *const *name;
+
+	if (vcpus < 3) {
+		for (name = pids_names; *name; name++)
+			report_skip(*name, "%d vCPUs: fewer than 2 helpers",
+				    vcpus);
+		return;
+	}
+	in_child(pids_child, vcpus, pids_names);
+	rmdir(PIDS_CG);
+}
+
 void run_guarantee_tests(const struct boot *b)
 {
 	ktap_plan(ARRAY_SIZE(left_names) - 1 + ARRAY_SIZE(bound_names) - 1 +
-		  ARRAY_SIZE(cpuset_names) - 1);
+		  ARRAY_SIZE(cpuset_names) - 1 + ARRAY_SIZE(pids_names) - 1);
 	ktask_threads_set(0);
 	in_child(left_behind_child, b->vcpus, left_names);
 	in_child(bound_child, 0, bound_names);
 	rmdir(BOUND_CG);
 	cpuset_bound(b->vcpus);
+	pids_bound(b->vcpus);
 }
