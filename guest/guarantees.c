@@ -21,6 +21,7 @@
 #include "huge.h"
 #include "lib.h"
 #include "suites.h"
+#include "thp.h"
 #include "vfio_dev.h"
 
 /*
@@ -40,6 +41,8 @@
 #define BOUND_PCT	150
 /* Most CPU time the guest may spend per unit the cgroup is charged. */
 #define BOUND_RATIO	1.15
+/* THPs moved from node 0 to node 1: 32, a job of 4 chunks each. */
+#define BOUND_MOVE	(64UL << 20)
 
 /* One call that may run a job with helpers; 0 or -1 with errno set. */
 struct left_op {
@@ -224,23 +227,79 @@ static int falloc_1g_call(void)
 	return ret;
 }
 
+/*
+ * The calls below have helpers, which must have taken a chunk (-ESRCH if
+ * none did: nothing was checked).  fallocate() of LEFT_LEN of 2 MiB
+ * pages, two chunks.
+ */
+static int falloc_2m_call(void)
+{
+	char path[64];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/bound", huge_mount(SZ_2M));
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (fd < 0)
+		return -1;
+	trace_start();
+	ret = fallocate(fd, 0, 0, LEFT_LEN);
+	if (!ret && trace_threads(left_ops[0].func) < 2) {
+		errno = ESRCH;
+		ret = -1;
+	}
+	close(fd);
+	unlink(path);
+	return ret;
+}
+
+/*
+ * move_pages(2) of BOUND_MOVE of THPs, written on node 0, to node 1: jobs
+ * whose helpers copy on node 1's vCPUs; every word must have moved as
+ * written.
+ */
+static int migrate_call(void)
+{
+	int *status = calloc(BOUND_MOVE / THP_SIZE, sizeof(*status));
+	struct thp_region r;
+	long ret = status ? thp_map(&r, BOUND_MOVE, 0) : -ENOMEM;
+
+	if (!ret) {
+		thp_fill(&r);
+		trace_start();
+		ret = thp_move_pages(&r, 1, status);
+		if (!ret && trace_threads(THP_COPY_FUNC) < 2)
+			ret = -ESRCH;
+		if (!ret && thp_bad(&r))
+			ret = -EIO;
+		thp_unmap(&r);
+	}
+	free(status);
+	errno = ret < 0 ? -ret : EAGAIN;
+	return ret ? -1 : 0;
+}
+
 static const struct {
 	const char	*name;
 	int		(*call)(void);
 } bound_ops[] = {
 	{ "cgroup_bound_touch_1g", touch_1g_call },
 	{ "cgroup_bound_falloc_1g", falloc_1g_call },
+	{ "cgroup_bound_falloc_2m", falloc_2m_call },
+	{ "cgroup_bound_migrate", migrate_call },
 };
 
 static const char *const bound_names[] = {
-	"cgroup_bound_touch_1g", "cgroup_bound_falloc_1g", NULL,
+	"cgroup_bound_touch_1g", "cgroup_bound_falloc_1g",
+	"cgroup_bound_falloc_2m", "cgroup_bound_migrate", NULL,
 };
 
 /*
- * Inside a cgroup at cpu.max 150%, a call that zeroes a 1 GiB page: the
- * CPU time the whole guest spent meanwhile is no more than BOUND_RATIO
- * times what the cgroup was charged.  A helper outside the cgroup (a
- * root-cgroup worker) would spend CPU time the cgroup is not charged.
+ * Inside a cgroup at cpu.max 150%, calls that zero a 1 GiB page (in the
+ * caller alone), and a fallocate() and a migration whose helpers take
+ * chunks: the CPU time the whole guest spent meanwhile is no more than
+ * BOUND_RATIO times what the cgroup was charged.  A helper outside the
+ * cgroup (a root-cgroup worker) would spend CPU time the cgroup is not
+ * charged.
  */
 static void bound_child(int unused)
 {
@@ -460,14 +519,16 @@ static void cpuset_bound(int vcpus)
 
 /*
  * A process alone in a cgroup at pids.max 1, where no helper can be
- * forked, runs two jobs: the self-benchmark's cpu job on every vCPU,
- * whose caller forks its first helper and each helper two more, and a
- * fallocate() of PIDS_LEN of 2 MiB pages, a job with a start function,
- * whose caller forks every helper before it (one here: the job is bound
- * to the caller's node, of two vCPUs).  Each must try one fork, not one
- * per helper (pids.events counts every fork refused), and end as the
- * serial code: the cpu job's sum as on one thread, every page allocated.
- * Before a failed fork ended a job's forks, the cpu job tried 3.
+ * forked, runs the self-benchmark's cpu job on every vCPU, whose caller
+ * forks its first helper and each helper two more: one fork must be
+ * tried, not the failed helper's children as well (pids_max_one_fork).
+ * At pids.max 2 the first helper's first fork fails: its second must not
+ * be tried either (pids_max_second_fork).  pids.events counts every fork
+ * refused; each job must end as on one thread, with the 1-thread job's
+ * sum.  A fallocate() of PIDS_LEN of 2 MiB pages at pids.max 1, a job
+ * with a start function, whose caller forks every helper before it (one
+ * here: the job is bound to the caller's node, of two vCPUs), must
+ * allocate every page on the caller alone (pids_max_falloc).
  */
 #define PIDS_CG		CGROOT "/ktask-pids"
 #define PIDS_LEN	(512UL << 20)	/* 4 chunks of 2 MiB pages */
@@ -476,25 +537,29 @@ static void cpuset_bound(int vcpus)
 #define PIDS_REFUSED	PIDS_CG "/pids.events", "max", ' '
 
 static const char *const pids_names[] = {
-	"pids_max_one_fork", "pids_max_falloc", NULL,
+	"pids_max_one_fork", "pids_max_second_fork", "pids_max_falloc", NULL,
 };
 
-static void pids_bench(int vcpus)
+/* The cpu job at pids.max @max, where @used threads can run. */
+static void pids_bench(int vcpus, const char *max, int used,
+		       const char *name)
 {
 	struct bench_result serial, res;
-	long long refused = read_key(PIDS_REFUSED);
+	long long refused = -1;
 	int err, planned;
 
-	err = -bench_run("cpu", 1, &serial);
+	err = write_str(PIDS_CG "/pids.max", max) ? errno : 0;
+	err = err ?: -bench_run("cpu", 1, &serial);
+	refused = read_key(PIDS_REFUSED);
 	trace_start_planned();
 	err = err ?: -bench_run("cpu", vcpus, &res);
 	refused = read_key(PIDS_REFUSED) - refused;
 	planned = trace_planned(PIDS_BENCH);
-	trace_threads(PIDS_BENCH);
-	report(!err && planned >= 3 && refused == 1 && res.used == 1 &&
-	       res.sum == serial.sum, pids_names[0],
-	       "cpu job: %s; %d threads planned, %d ran a chunk, sum %s the 1-thread job's; forks refused %lld (want 1)",
-	       strerror(err), planned, err ? -1 : res.used,
+	trace_threads(PIDS_BENCH);	/* to stop the trace */
+	report(!err && planned >= 4 && refused == 1 && res.used == used &&
+	       res.sum == serial.sum, name,
+	       "pids.max %.1s: %s; %d threads planned, %d ran a chunk (want %d), sum %s the 1-thread job's; forks refused %lld (want 1)",
+	       max, strerror(err), planned, err ? -1 : res.used, used,
 	       !err && res.sum == serial.sum ? "is" : "is not", refused);
 }
 
@@ -508,7 +573,8 @@ static void pids_falloc(void)
 	snprintf(path, sizeof(path), "%s/pids", huge_mount(SZ_2M));
 	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	trace_start_planned();
-	err = fd < 0 || fallocate(fd, 0, 0, PIDS_LEN) ? errno : 0;
+	err = fd < 0 || write_str(PIDS_CG "/pids.max", "1\n") ||
+	      fallocate(fd, 0, 0, PIDS_LEN) ? errno : 0;
 	refused = read_key(PIDS_REFUSED) - refused;
 	planned = trace_planned(PIDS_FALLOC);
 	used = trace_threads(PIDS_FALLOC);
@@ -517,7 +583,7 @@ static void pids_falloc(void)
 	close(fd);
 	unlink(path);
 	report(!err && planned >= 2 && refused == 1 && used == 1 &&
-	       st.st_blocks * 512 == (long long)PIDS_LEN, pids_names[1],
+	       st.st_blocks * 512 == (long long)PIDS_LEN, pids_names[2],
 	       "fallocate(): %s, %lld MiB; %d threads planned, %d ran a chunk; forks refused %lld (want 1)",
 	       strerror(err), (long long)st.st_blocks * 512 >> 20, planned,
 	       used, refused);
@@ -527,15 +593,15 @@ static void pids_child(int vcpus)
 {
 	int err = cgroup_make("pids", PIDS_CG);
 
-	if (!err && (write_str(PIDS_CG "/cgroup.procs", "0\n") ||
-		     write_str(PIDS_CG "/pids.max", "1\n")))
+	if (!err && write_str(PIDS_CG "/cgroup.procs", "0\n"))
 		err = -errno;
 	if (err) {
 		report_setup_failed(pids_names, "cgroup %s: %s", PIDS_CG,
 				    strerror(-err));
 		return;
 	}
-	pids_bench(vcpus);
+	pids_bench(vcpus, "1\n", 1, pids_names[0]);
+	pids_bench(vcpus, "2\n", 2, pids_names[1]);
 	pids_falloc();
 }
 
@@ -543,9 +609,9 @@ static void pids_bound(int vcpus)
 {
 	const char *const *name;
 
-	if (vcpus < 3) {
+	if (vcpus < 4) {
 		for (name = pids_names; *name; name++)
-			report_skip(*name, "%d vCPUs: fewer than 2 helpers",
+			report_skip(*name, "%d vCPUs: fewer than 3 helpers",
 				    vcpus);
 		return;
 	}

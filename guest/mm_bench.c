@@ -313,10 +313,10 @@ static void bench_move_rows(const struct move_row *m, int threads,
 enum mm_rows { MM_ALL, MM_MEMMAP, MM_THP_MOVE, MM_HUGE_MOVE };
 
 /*
- * Binds per repeat of the pmem bind alone: a bind takes 20 to 40 ms, and
- * now and then one takes twice its neighbours' time (a 2-thread job of a
- * GiB's struct pages 8.2 ms between two of 4.2 ms; run.sh says why), so
- * each boot gives the median several binds, not one bind's luck.
+ * Binds per repeat of the pmem bind alone: a bind takes about 20 ms a
+ * GiB, and now and then one takes twice its neighbours' time (a 2-thread
+ * job of a GiB's struct pages 8.2 ms between two of 4.2 ms; run.sh says
+ * why), so each boot gives the median several binds, not one bind's luck.
  */
 #define MEMMAP_BINDS	5
 
