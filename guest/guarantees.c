@@ -212,44 +212,40 @@ static int touch_1g_call(void)
 			      NULL) < 0 ? -1 : 0;
 }
 
-static int falloc_1g_call(void)
-{
-	char path[64];
-	int fd, ret;
-
-	snprintf(path, sizeof(path), "%s/bound", huge_mount(SZ_1G));
-	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
-	if (fd < 0)
-		return -1;
-	ret = fallocate(fd, 0, 0, SZ_1G);
-	close(fd);
-	unlink(path);
-	return ret;
-}
-
 /*
- * The calls below have helpers, which must have taken a chunk (-ESRCH if
- * none did: nothing was checked).  fallocate() of LEFT_LEN of 2 MiB
- * pages, two chunks.
+ * fallocate() of @len of @page pages; with @helped, a job whose helpers
+ * must have taken a chunk (-ESRCH if none did: nothing was checked).
  */
-static int falloc_2m_call(void)
+static int bound_falloc(unsigned long page, size_t len, bool helped)
 {
 	char path[64];
 	int fd, ret;
 
-	snprintf(path, sizeof(path), "%s/bound", huge_mount(SZ_2M));
+	snprintf(path, sizeof(path), "%s/bound", huge_mount(page));
 	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	if (fd < 0)
 		return -1;
-	trace_start();
-	ret = fallocate(fd, 0, 0, LEFT_LEN);
-	if (!ret && trace_threads(left_ops[0].func) < 2) {
+	if (helped)
+		trace_start();
+	ret = fallocate(fd, 0, 0, len);
+	if (helped && trace_threads(left_ops[0].func) < 2 && !ret) {
 		errno = ESRCH;
 		ret = -1;
 	}
 	close(fd);
 	unlink(path);
 	return ret;
+}
+
+static int falloc_1g_call(void)
+{
+	return bound_falloc(SZ_1G, SZ_1G, false);
+}
+
+/* Two chunks, the caller's and a helper's. */
+static int falloc_2m_call(void)
+{
+	return bound_falloc(SZ_2M, LEFT_LEN, true);
 }
 
 /*
