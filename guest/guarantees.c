@@ -43,6 +43,7 @@
 #define BOUND_RATIO	1.15
 /* THPs moved from node 0 to node 1: 32, a job of 4 chunks each. */
 #define BOUND_MOVE	(64UL << 20)
+#define MIG_CHUNK	(512UL << 10)	/* MIGRATE_COPY_MIN_CHUNK */
 
 /* One call that may run a job with helpers; 0 or -1 with errno set. */
 struct left_op {
@@ -249,26 +250,43 @@ static int falloc_2m_call(void)
 }
 
 /*
- * move_pages(2) of BOUND_MOVE of THPs, written on node 0, to node 1: jobs
- * whose helpers copy on node 1's vCPUs; every word must have moved as
- * written.
+ * move_pages(2) of BOUND_MOVE of THPs, written on node 0, to node 1: a job
+ * per THP, the caller and a helper (cpu.max 150% lets two threads run),
+ * whose helpers must have copied a quarter of the chunks at least, all of
+ * them in this process (-ESRCH otherwise: too little was checked).  Every
+ * THP must have moved, every word as written (-EIO otherwise).
  */
 static int migrate_call(void)
 {
-	int *status = calloc(BOUND_MOVE / THP_SIZE, sizeof(*status));
+	size_t i, nr = BOUND_MOVE / THP_SIZE;
+	int *status = calloc(nr, sizeof(*status));
+	struct helpers_seen seen = { 0 };
 	struct thp_region r;
 	long ret = status ? thp_map(&r, BOUND_MOVE, 0) : -ENOMEM;
 
-	if (!ret) {
-		thp_fill(&r);
-		trace_start();
-		ret = thp_move_pages(&r, 1, status);
-		if (!ret && trace_threads(THP_COPY_FUNC) < 2)
-			ret = -ESRCH;
-		if (!ret && thp_bad(&r))
+	if (ret)
+		goto out;
+	thp_fill(&r);
+	if (thp_huge_kb(&r) != (long long)BOUND_MOVE >> 10)
+		ret = -ENOMEM;
+	trace_record_tgid(1);
+	write_str(HELPER_END, "1\n");
+	trace_start();
+	ret = ret ?: thp_move_pages(&r, 1, status);
+	write_str(HELPER_END, "0\n");
+	trace_threads(THP_COPY_FUNC);	/* to stop the trace */
+	trace_helpers(THP_COPY_FUNC, -1, &seen);
+	trace_record_tgid(0);
+	if (!ret && (seen.foreign || seen.chunks * 4 < (int)(nr * THP_SIZE /
+							      MIG_CHUNK)))
+		ret = -ESRCH;
+	for (i = 0; !ret && i < nr; i++)
+		if (status[i] != 1)
 			ret = -EIO;
-		thp_unmap(&r);
-	}
+	if (!ret && thp_bad(&r))
+		ret = -EIO;
+	thp_unmap(&r);
+out:
 	free(status);
 	errno = ret < 0 ? -ret : EAGAIN;
 	return ret ? -1 : 0;
@@ -544,7 +562,7 @@ static void pids_bench(int vcpus, const char *max, int used,
 	long long refused = -1;
 	int err, planned;
 
-	err = write_str(PIDS_CG "/pids.max", max) ? errno : 0;
+	err = -write_str(PIDS_CG "/pids.max", max);
 	err = err ?: -bench_run("cpu", 1, &serial);
 	refused = read_key(PIDS_REFUSED);
 	trace_start_planned();
@@ -569,8 +587,8 @@ static void pids_falloc(void)
 	snprintf(path, sizeof(path), "%s/pids", huge_mount(SZ_2M));
 	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	trace_start_planned();
-	err = fd < 0 || write_str(PIDS_CG "/pids.max", "1\n") ||
-	      fallocate(fd, 0, 0, PIDS_LEN) ? errno : 0;
+	err = fd < 0 ? errno : -write_str(PIDS_CG "/pids.max", "1\n");
+	err = err ?: fallocate(fd, 0, 0, PIDS_LEN) ? errno : 0;
 	refused = read_key(PIDS_REFUSED) - refused;
 	planned = trace_planned(PIDS_FALLOC);
 	used = trace_threads(PIDS_FALLOC);
@@ -589,8 +607,8 @@ static void pids_child(int vcpus)
 {
 	int err = cgroup_make("pids", PIDS_CG);
 
-	if (!err && write_str(PIDS_CG "/cgroup.procs", "0\n"))
-		err = -errno;
+	if (!err)
+		err = write_str(PIDS_CG "/cgroup.procs", "0\n");
 	if (err) {
 		report_setup_failed(pids_names, "cgroup %s: %s", PIDS_CG,
 				    strerror(-err));
