@@ -87,7 +87,7 @@ static void map_undo(void *arg)
 }
 
 static const struct left_op left_ops[] = {
-	{ "falloc", "hugetlbfs_falloc_chunk", falloc_call, falloc_undo },
+	{ "falloc", FALLOC_FUNC, falloc_call, falloc_undo },
 	{ "vfio_map", "vfio_pin_map_chunk", map_call, map_undo },
 };
 
@@ -229,7 +229,7 @@ static int bound_falloc(unsigned long page, size_t len, bool helped)
 	if (helped)
 		trace_start();
 	ret = fallocate(fd, 0, 0, len);
-	if (helped && trace_threads(left_ops[0].func) < 2 && !ret) {
+	if (helped && trace_threads(FALLOC_FUNC) < 2 && !ret) {
 		errno = ESRCH;
 		ret = -1;
 	}
@@ -416,7 +416,7 @@ static void cpuset_trace(struct cpuset_seen *s)
 
 	while (f && fgets(line, sizeof(line), f)) {
 		started |= trace_has(line, "ktask_job_start:",
-				     "ktask_bench_cpu_chunk");
+				     BENCH_CPU_FUNC);
 		if (trace_has(line, "cgroup_attach_task:", "ktask-cpuset-one")) {
 			stale = started;
 			moved = true;
@@ -427,7 +427,7 @@ static void cpuset_trace(struct cpuset_seen *s)
 					       "comm=ktask ");
 		cpu = strchr(line, '[');
 		if (!trace_has(line, "ktask_helper_end:",
-			       "ktask_bench_cpu_chunk") || !cpu)
+			       BENCH_CPU_FUNC) || !cpu)
 			continue;
 		s->ended++;
 		s->outside += atoi(cpu + 1) != 0;
@@ -546,8 +546,6 @@ static void cpuset_bound(int vcpus)
  */
 #define PIDS_CG		CGROOT "/ktask-pids"
 #define PIDS_LEN	(512UL << 20)	/* 4 chunks of 2 MiB pages */
-#define PIDS_FALLOC	"hugetlbfs_falloc_chunk"
-#define PIDS_BENCH	"ktask_bench_cpu_chunk"
 #define PIDS_REFUSED	PIDS_CG "/pids.events", "max", ' '
 
 static const char *const pids_names[] = {
@@ -568,8 +566,8 @@ static void pids_bench(int vcpus, const char *max, int used,
 	trace_start_planned();
 	err = err ?: -bench_run("cpu", vcpus, &res);
 	refused = read_key(PIDS_REFUSED) - refused;
-	planned = trace_planned(PIDS_BENCH);
-	trace_threads(PIDS_BENCH);	/* to stop the trace */
+	planned = trace_planned(BENCH_CPU_FUNC);
+	trace_threads(BENCH_CPU_FUNC);	/* to stop the trace */
 	report(!err && planned >= 4 && refused == 1 && res.used == used &&
 	       res.sum == serial.sum, name,
 	       "pids.max %.1s: %s; %d threads planned, %d ran a chunk (want %d), sum %s the 1-thread job's; forks refused %lld (want 1)",
@@ -590,8 +588,8 @@ static void pids_falloc(void)
 	err = fd < 0 ? errno : -write_str(PIDS_CG "/pids.max", "1\n");
 	err = err ?: fallocate(fd, 0, 0, PIDS_LEN) ? errno : 0;
 	refused = read_key(PIDS_REFUSED) - refused;
-	planned = trace_planned(PIDS_FALLOC);
-	used = trace_threads(PIDS_FALLOC);
+	planned = trace_planned(FALLOC_FUNC);
+	used = trace_threads(FALLOC_FUNC);
 	if (fd >= 0)
 		fstat(fd, &st);
 	close(fd);

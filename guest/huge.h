@@ -10,6 +10,8 @@
 /* Huge page sizes: the 2 MiB and 1 GiB pools. */
 #define SZ_2M		(2UL << 20)
 #define SZ_1G		(1UL << 30)
+/* The thread function of hugetlbfs fallocate()'s job, in the trace. */
+#define FALLOC_FUNC	"hugetlbfs_falloc_chunk"
 
 /* HugePages_Total/Free/Rsvd/Surp of one page size. */
 struct pool {

@@ -17,6 +17,8 @@
 #include <sys/types.h>
 
 #define BENCH		"/sys/kernel/debug/ktask/bench"
+/* The thread function of its cpu job, in the trace. */
+#define BENCH_CPU_FUNC	"ktask_bench_cpu_chunk"
 #define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
 #define KNOB_MEM_THREADS "/sys/module/ktask/parameters/mem_threads"
 #define KNOB_LENDING	"/sys/module/ktask/parameters/priority_lending"
