@@ -455,8 +455,14 @@ static void cpuset_child(int vcpus)
 				    CPUSET_WIDE, CPU_UNITS, strerror(errno));
 		return;
 	}
-	/* One clock for every CPU: the events of all threads in order. */
-	write_str(TRACE_CLOCK, "global\n");
+	/*
+	 * The events of all CPUs in the order they happened: the counter
+	 * clock is one atomic count.  The global clock is each CPU's TSC
+	 * kept from going back, and the guest's TSCs are not in step under
+	 * TCG ("TSCs unsynchronized" at boot): a helper's last event on
+	 * CPU 1 just before the move could sort after the move's.
+	 */
+	write_str(TRACE_CLOCK, "counter\n");
 	write_str(HELPER_END, "1\n");
 	write_str(NEWTASK, "1\n");
 	write_str(JOB_START, "1\n");
