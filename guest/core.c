@@ -225,7 +225,7 @@ static void test_trace_events(int vcpus)
 	while (f && fgets(line, sizeof(line), f))
 		for (i = 0; i < 3; i++)
 			found[i] += strstr(line, events[i]) &&
-				    strstr(line, "ktask_bench_cpu_chunk");
+				    strstr(line, BENCH_CPU_FUNC);
 	if (f)
 		fclose(f);
 	/* Every helper started has an end event, even one that ran no chunk. */

@@ -270,7 +270,7 @@ static void race_round(const char *dir, long pages, int want_errno,
 	err = fallocate(fd, 0, 0, pages * SZ_2M) ? errno : 0;
 	r.done = 1;
 	pthread_join(writer, NULL);
-	threads = trace_threads("hugetlbfs_falloc_chunk");
+	threads = trace_threads(FALLOC_FUNC);
 	if (threads > t->max_threads)
 		t->max_threads = threads;
 	t->interrupted += err == EINTR;
@@ -457,7 +457,7 @@ static void race_limit_signal(const char *dir, long limit)
 		err = fallocate(fd, 0, 0, 2 * limit * SZ_2M) ? errno : 0;
 		r.done = 1;
 		pthread_join(signaller, NULL);
-		helped = trace_threads("hugetlbfs_falloc_chunk") >= 2;
+		helped = trace_threads(FALLOC_FUNC) >= 2;
 		tested += helped && s.sent_early;
 		eintr += err == EINTR;
 		other += err != EINTR && err != ENOSPC;

@@ -270,11 +270,9 @@ static int migrate_call(void)
 	if (thp_huge_kb(&r) != (long long)BOUND_MOVE >> 10)
 		ret = -ENOMEM;
 	trace_record_tgid(1);
-	write_str(HELPER_END, "1\n");
-	trace_start();
+	trace_start_helpers();
 	ret = ret ?: thp_move_pages(&r, 1, status);
-	write_str(HELPER_END, "0\n");
-	trace_threads(THP_COPY_FUNC);	/* to stop the trace */
+	trace_stop_helpers(THP_COPY_FUNC);
 	trace_helpers(THP_COPY_FUNC, -1, &seen);
 	trace_record_tgid(0);
 	if (!ret && (seen.foreign || seen.chunks * 4 < (int)(nr * THP_SIZE /

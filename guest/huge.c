@@ -156,7 +156,7 @@ int falloc_run(const char *dir, unsigned long size, unsigned long len,
 	t0 = now_ns();
 	r->err = fallocate(fd, 0, 0, len) ? errno : 0;
 	r->wall_ns = now_ns() - t0;
-	r->threads = trace_threads("hugetlbfs_falloc_chunk");
+	r->threads = trace_threads(FALLOC_FUNC);
 	pool_read(size, &r->pool);
 	if (prefix)
 		r->prefix_ok = !fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, prefix);
@@ -202,17 +202,13 @@ int touch_gigantic(const char *dir, int check_zero, int *threads,
 		unlink(path);
 		return -1;
 	}
-	trace_start();
-	if (where)
-		write_str(HELPER_END, "1\n");
+	trace_start_helpers();
 	t0 = now_ns();
 	p[0] = 0;	/* a write fault that leaves the contents as they are */
 	*wall_ns = now_ns() - t0;
-	*threads = trace_threads("clear_gigantic_chunk");
-	if (where) {
-		write_str(HELPER_END, "0\n");
+	*threads = trace_stop_helpers("clear_gigantic_chunk");
+	if (where)
 		read_placement((void *)p, "clear_gigantic_chunk", where);
-	}
 	zero = !check_zero || reads_zero(fd, SZ_1G);
 	munmap((void *)p, SZ_1G);
 	close(fd);

@@ -161,8 +161,8 @@ static void falloc_deadline_child(int unused)
 	}
 	trace_start_planned();
 	err = fallocate(fd, 0, 0, len) ? errno : 0;
-	threads = trace_threads("hugetlbfs_falloc_chunk");
-	planned = trace_planned("hugetlbfs_falloc_chunk");
+	threads = trace_threads(FALLOC_FUNC);
+	planned = trace_planned(FALLOC_FUNC);
 	close(fd);
 	unlink(DEADLINE_FILE);
 	report(!err && planned == 1 && threads == 1, name,
@@ -244,12 +244,10 @@ static int falloc_reserved_run(const char *dir, long pages, int threads,
 	if (map == MAP_FAILED)
 		goto fail;
 	memset(map, 0x5a, SZ_2M);
-	trace_start();
-	write_str(HELPER_END, "1\n");
+	trace_start_helpers();
 	res->r.err = fallocate(fd, 0, 0, len) ? errno : 0;
-	res->r.threads = trace_threads("hugetlbfs_falloc_chunk");
-	write_str(HELPER_END, "0\n");
-	trace_helpers("hugetlbfs_falloc_chunk", -1, &seen);
+	res->r.threads = trace_stop_helpers(FALLOC_FUNC);
+	trace_helpers(FALLOC_FUNC, -1, &seen);
 	res->helpers = seen.helpers;
 	res->kept = map[0] == 0x5a && map[SZ_2M - 1] == 0x5a;
 	pool_read(SZ_2M, &res->r.pool);
@@ -486,7 +484,7 @@ static void falloc_release(void *mem, unsigned long len)
 
 static const struct placer falloc_placer = {
 	.name		= "falloc_placement",
-	.func		= "hugetlbfs_falloc_chunk",
+	.func		= FALLOC_FUNC,
 	.fill		= falloc_fill,
 	.release	= falloc_release,
 };

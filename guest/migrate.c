@@ -119,16 +119,14 @@ static void mig_move(const struct mig_case *c, const struct thp_region *r,
 
 	pages0 = read_key("/proc/vmstat", "pgmigrate_success", ' ');
 	thps0 = read_key("/proc/vmstat", "thp_migration_success", ' ');
-	trace_start();
-	write_str(HELPER_END, "1\n");
+	trace_start_helpers();
 	write_str(TRACE THP_COPY_EVENT, "1\n");
 	if (c->call == MIG_MOVE_PAGES)
 		run->ret = thp_move_pages(r, 1, run->status);
 	else
 		run->ret = thp_migrate_pages(0, 1);
 	write_str(TRACE THP_COPY_EVENT, "0\n");
-	write_str(HELPER_END, "0\n");
-	run->helped = trace_threads(func);
+	run->helped = trace_stop_helpers(func);
 	trace_helpers(func, -1, &run->seen);
 	run->copied = thp_copied();
 	run->pages = read_key("/proc/vmstat", "pgmigrate_success", ' ') -

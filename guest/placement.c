@@ -171,10 +171,9 @@ static int fill_attempt(void *ctx)
 	int err;
 
 	memset(f->pl, 0, sizeof(*f->pl));
-	trace_clear();
-	write_str(HELPER_END, "1\n");
+	trace_start_helpers();
 	err = f->pr->fill(f->len, &f->p->vma, &mem);
-	write_str(HELPER_END, "0\n");
+	trace_stop_helpers(f->pr->func);
 	trace_helpers(f->pr->func, f->p->run_on, &f->pl->seen);
 	if (err)
 		return -err;

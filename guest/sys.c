@@ -273,6 +273,23 @@ void trace_start(void)
 	write_str(JOB_END, "1\n");
 }
 
+/*
+ * trace_start(), with each helper's ktask_helper_end event too, for
+ * trace_helpers(): around a call whose helpers a test looks at.
+ */
+void trace_start_helpers(void)
+{
+	trace_start();
+	write_str(HELPER_END, "1\n");
+}
+
+/* Stop what trace_start_helpers() records: trace_threads() of @match. */
+int trace_stop_helpers(const char *match)
+{
+	write_str(HELPER_END, "0\n");
+	return trace_threads(match);
+}
+
 /* trace_start(), with the ktask_job_start events too (trace_planned()). */
 void trace_start_planned(void)
 {

@@ -55,9 +55,9 @@ static int zone_device_jobs(struct helpers_seen *seen, int *threads)
 {
 	int jobs = 0;
 
+	*threads = trace_stop_helpers(PMEM_FUNC);
 	trace_helpers(PMEM_FUNC, -1, seen);
 	trace_most("ktask_job_end:", PMEM_FUNC, " threads=", &jobs);
-	*threads = trace_threads(PMEM_FUNC);
 	return jobs;
 }
 
@@ -80,10 +80,8 @@ static void zone_device_rebind(void)
 		ret = pmem_unbind();
 		if (ret)
 			break;
-		trace_start();
-		write_str(HELPER_END, "1\n");
+		trace_start_helpers();
 		ret = pmem_bind(&wall);
-		write_str(HELPER_END, "0\n");
 		jobs += zone_device_jobs(&seen, &threads) == 1;
 		helped += threads >= 2 && seen.chunks;
 		helpers += seen.helpers;
@@ -120,10 +118,8 @@ static void zone_device_mode(const struct pmem_mode *m)
 	long bad = 0;
 
 	trace_record_tgid(1);
-	trace_start();
-	write_str(HELPER_END, "1\n");
+	trace_start_helpers();
 	ret = pmem_mode_bind(m, dev, sizeof(dev), &wall);
-	write_str(HELPER_END, "0\n");
 	jobs = zone_device_jobs(&seen, &threads);
 	trace_record_tgid(0);
 	if (!ret && devdax)
