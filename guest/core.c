@@ -234,10 +234,16 @@ static void test_trace_events(int vcpus)
 	       found[0], found[1], res.used - 1, found[2]);
 }
 
-/* Who forked the job's helpers, by the task_newtask events' tasks. */
+/*
+ * Who forked the job's helpers, by the task_newtask events' tasks, for
+ * the self-benchmark's @caller ("user", or "start": with a start
+ * function, which notes the caller's threads in @start_threads).
+ */
 struct forks_run {
-	int	threads;
-	int	by_caller, by_helpers;
+	int		threads;
+	const char	*caller;
+	int		by_caller, by_helpers;
+	int		start_threads;
 };
 
 /* The task of a trace line ("  init-1  [001] ..."), or -1. */
@@ -263,10 +269,11 @@ static int forks_attempt(void *ctx)
 	if (write_str(NEWTASK, "1\n"))
 		return -errno;
 	trace_clear();
-	ret = bench_run("cpu", f->threads, &res);
+	ret = bench_run_as("cpu", f->threads, f->caller, &res);
 	write_str(NEWTASK, "0\n");
 	if (ret)
 		return ret;
+	f->start_threads = res.start_threads;
 	trace = fopen(TRACE "trace", "r");
 	while (trace && fgets(line, sizeof(line), trace)) {
 		if (!strstr(line, "task_newtask:") || !strstr(line, "comm=ktask "))
@@ -288,7 +295,7 @@ static int forks_attempt(void *ctx)
  */
 static void test_caller_forks_one(int vcpus)
 {
-	struct forks_run f = { .threads = vcpus };
+	struct forks_run f = { .threads = vcpus, .caller = "user" };
 	int tries;
 
 	if (vcpus < 3) {
@@ -307,6 +314,32 @@ static void test_caller_forks_one(int vcpus)
 	       f.by_caller, f.by_helpers);
 }
 
+/*
+ * A job with a start function calls it only once every helper is forked,
+ * since the function may take locks that a fork waits for: the caller
+ * forks them all itself, and its thread group has them all when the
+ * function runs (kernel/ktask.c: ktask_caller_starts()).
+ */
+static void test_start_forks_first(int vcpus)
+{
+	const char *name = "start_func_forks_first";
+	struct forks_run f = { .threads = vcpus, .caller = "start" };
+	int tries;
+
+	if (vcpus < 3) {
+		report_skip(name, "%d vCPUs: fewer than 2 helpers", vcpus);
+		return;
+	}
+	tries = retry_for_helpers(name, forks_attempt, &f);
+	if (tries < 0) {
+		report(0, name, "cannot run the job: %s", strerror(-tries));
+		return;
+	}
+	report(!f.by_helpers && f.start_threads == 1 + f.by_caller, name,
+	       "helpers forked by the caller: %d, by helpers: %d (want 0); threads in the start function: %d (want %d)",
+	       f.by_caller, f.by_helpers, f.start_threads, 1 + f.by_caller);
+}
+
 /* The core's tests from a user task, each one result. */
 static const char *const pinned_test[] = { "pinned", NULL };
 static const char *const cgroup_test[] = { "cgroup_cpu_max", NULL };
@@ -316,10 +349,11 @@ void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(8);
+	ktap_plan(9);
 	test_helpers(vcpus);
 	test_default_limit(vcpus);
 	test_caller_forks_one(vcpus);
+	test_start_forks_first(vcpus);
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
 	test_trace_events(vcpus);

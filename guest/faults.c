@@ -21,10 +21,14 @@
  *			the caller and in its helpers (make-it-fail is
  *			inherited), and wants the attributes' "times" to
  *			have gone down: failures were injected
+ *	fault_random_start
+ *			the same, each job with a start function (the
+ *			self-benchmark's "start" caller), which its caller
+ *			calls once it started every helper it could
  *	kmemleak	no unreferenced object after every other test
  *
  * On a kernel without these options each test prints an "info" line and
- * counts as nothing; make test wants all three.
+ * counts as nothing; make test wants all four.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,7 +43,6 @@
 #define FAIL_PAGE	"/sys/kernel/debug/fail_page_alloc"
 #define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define MAKE_IT_FAIL	"/proc/thread-self/make-it-fail"
-#define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
 #define FAULT_UNITS	"8192"	/* a short cpu job, long enough for helpers */
 #define MAX_NTH		1000	/* far more than a job allocates */
 #define RANDOM_JOBS	100
@@ -206,7 +209,7 @@ static void test_fault_nth(int threads, unsigned long long want_sum,
 }
 
 static void test_fault_random(int threads, unsigned long long want_sum,
-			      int want_used)
+			      int want_used, int start, const char *name)
 {
 	struct fault_tally t = { 0 };
 	struct bench_result res;
@@ -218,7 +221,7 @@ static void test_fault_random(int threads, unsigned long long want_sum,
 	if (set_attr(FAILSLAB, "times", times) ||
 	    set_attr(FAIL_PAGE, "times", times) ||
 	    write_str(MAKE_IT_FAIL, "1\n") || set_probability(RANDOM_PCT)) {
-		report(0, "fault_random", "cannot set up random faults: %s",
+		report(0, name, "cannot set up random faults: %s",
 		       strerror(errno));
 		set_probability("0");
 		write_str(MAKE_IT_FAIL, "0\n");
@@ -226,7 +229,8 @@ static void test_fault_random(int threads, unsigned long long want_sum,
 	}
 	before = times_left();
 	for (i = 0; i < RANDOM_JOBS; i++) {
-		ret = bench_run("cpu", threads, &res);
+		ret = bench_run_as("cpu", threads, start ? "start" : "user",
+				   &res);
 		tally(&t, ret, &res, want_sum, want_used);
 	}
 	set_probability("0");
@@ -234,14 +238,16 @@ static void test_fault_random(int threads, unsigned long long want_sum,
 	injected = before - times_left();
 	set_attr(FAILSLAB, "times", "-1");
 	set_attr(FAIL_PAGE, "times", "-1");
-	report(!t.wrong && t.fewer && injected > 0, "fault_random",
+	report(!t.wrong && t.fewer && injected > 0, name,
 	       "%s%% of allocations under ktask failing: %lld failures injected, %d jobs, %d wrong (first errno %d), %d right at fewer threads (down to %d, %d without faults)",
 	       RANDOM_PCT, injected, t.jobs, t.wrong, t.first_errno, t.fewer,
 	       t.min_used, want_used);
 }
 
 /* The tests of this file, which share their setup. */
-static const char *const fault_tests[] = { "fault_nth", "fault_random", NULL };
+static const char *const fault_tests[] = {
+	"fault_nth", "fault_random", "fault_random_start", NULL,
+};
 
 void run_fault_tests(const struct boot *b)
 {
@@ -251,7 +257,7 @@ void run_fault_tests(const struct boot *b)
 	char units[32] = "";
 	int ret, i;
 
-	ktap_plan(2);
+	ktap_plan(3);
 	if (access(FAILSLAB, W_OK) || access(FAIL_PAGE, W_OK)) {
 		for (i = 0; fault_tests[i]; i++)
 			report_skip(fault_tests[i],
@@ -293,7 +299,10 @@ void run_fault_tests(const struct boot *b)
 		ktap_diag("faults aimed at ktask's code 0x%llx-0x%llx; without faults %d threads, sum %llx",
 			  start, end, res.used, want_sum);
 		test_fault_nth(vcpus, want_sum, res.used);
-		test_fault_random(vcpus, want_sum, res.used);
+		test_fault_random(vcpus, want_sum, res.used, 0,
+				  "fault_random");
+		test_fault_random(vcpus, want_sum, res.used, 1,
+				  "fault_random_start");
 	}
 	if (units[0]) {
 		strcat(units, "\n");

@@ -365,7 +365,6 @@ static void bound_child(int unused)
 #define CPUSET_FORKS	10
 #define CPUSET_UNITS	"16384\n"
 #define CPUSET_LEAD_US	20000
-#define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
 #define ATTACH		TRACE "events/cgroup/cgroup_attach_task/enable"
 #define TRACE_CLOCK	TRACE "trace_clock"
 

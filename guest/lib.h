@@ -19,6 +19,8 @@
 #define BENCH		"/sys/kernel/debug/ktask/bench"
 /* The thread function of its cpu job, in the trace. */
 #define BENCH_CPU_FUNC	"ktask_bench_cpu_chunk"
+/* The units of its cpu job. */
+#define CPU_UNITS	"/sys/module/ktask_bench/parameters/cpu_units"
 #define KNOB_THREADS	"/sys/module/ktask/parameters/max_threads"
 #define KNOB_MEM_THREADS "/sys/module/ktask/parameters/mem_threads"
 #define KNOB_LENDING	"/sys/module/ktask/parameters/priority_lending"
@@ -52,6 +54,8 @@ struct bench_result {
 	unsigned long long	cpu_ns;		/* in thread functions */
 	unsigned long long	job_cpu_ns;	/* all of the job's threads */
 	unsigned long long	sum;		/* the cpu job's, 0 if none */
+	/* the caller's threads in its start function ("start" callers) */
+	int			start_threads;
 };
 
 /* sys.c */

@@ -237,6 +237,7 @@ int bench_run_as(const char *job, int threads, const char *caller,
 	res->wall_ns = field(res->line, " wall_ns=");
 	res->cpu_ns = field(res->line, " cpu_ns=");
 	res->job_cpu_ns = field(res->line, " job_cpu_ns=");
+	res->start_threads = field(res->line, " start_threads=");
 	at = strstr(res->line, " sum=");
 	res->sum = at ? strtoull(at + 5, NULL, 16) : 0;
 	return 0;
