@@ -180,7 +180,10 @@ static void tally(struct fault_tally *t, int ret, const struct bench_result *res
 		  unsigned long long want_sum, int want_used)
 {
 	t->jobs++;
-	if (ret || res->sum != want_sum) {
+	/* A start function ran, and no thread that took a chunk came after. */
+	if (ret || res->sum != want_sum ||
+	    (strstr(res->line, "caller=start") &&
+	     (res->start_threads < 1 || res->used > res->start_threads))) {
 		if (!t->wrong++)
 			t->first_errno = -ret;
 		return;
