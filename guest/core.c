@@ -290,25 +290,33 @@ static int forks_attempt(void *ctx)
 }
 
 /*
+ * Run @f's job, retried until it forks 2 helpers; 0 if test @name
+ * was reported already (skipped, or the job could not run).
+ */
+static int forks_retried(const char *name, int vcpus, struct forks_run *f)
+{
+	int tries;
+
+	if (vcpus < 3) {
+		report_skip(name, "%d vCPUs: fewer than 2 helpers", vcpus);
+		return 0;
+	}
+	tries = retry_for_helpers(name, forks_attempt, f);
+	if (tries < 0)
+		report(0, name, "cannot run the job: %s", strerror(-tries));
+	return tries >= 0;
+}
+
+/*
  * The caller forks its first helper only and then runs its own chunks;
  * the helpers fork the others (kernel/ktask.c: ktask_caller_starts()).
  */
 static void test_caller_forks_one(int vcpus)
 {
 	struct forks_run f = { .threads = vcpus, .caller = "user" };
-	int tries;
 
-	if (vcpus < 3) {
-		report_skip("caller_forks_one", "%d vCPUs: fewer than 2 helpers",
-			    vcpus);
+	if (!forks_retried("caller_forks_one", vcpus, &f))
 		return;
-	}
-	tries = retry_for_helpers("caller_forks_one", forks_attempt, &f);
-	if (tries < 0) {
-		report(0, "caller_forks_one", "cannot run the job: %s",
-		       strerror(-tries));
-		return;
-	}
 	report(f.by_caller == 1 && f.by_helpers >= 1, "caller_forks_one",
 	       "helpers forked by the caller: %d (want 1), by helpers: %d (want >= 1)",
 	       f.by_caller, f.by_helpers);
@@ -324,17 +332,9 @@ static void test_start_forks_first(int vcpus)
 {
 	const char *name = "start_func_forks_first";
 	struct forks_run f = { .threads = vcpus, .caller = "start" };
-	int tries;
 
-	if (vcpus < 3) {
-		report_skip(name, "%d vCPUs: fewer than 2 helpers", vcpus);
+	if (!forks_retried(name, vcpus, &f))
 		return;
-	}
-	tries = retry_for_helpers(name, forks_attempt, &f);
-	if (tries < 0) {
-		report(0, name, "cannot run the job: %s", strerror(-tries));
-		return;
-	}
 	/* One helper is started by the caller in every job: want two. */
 	report(f.by_caller >= 2 && !f.by_helpers &&
 	       f.start_threads == 1 + f.by_caller, name,

@@ -483,7 +483,7 @@ static void cpuset_child(int vcpus)
 	write_str(NEWTASK, "0\n");
 	write_str(JOB_START, "0\n");
 	write_str(ATTACH, "0\n");
-	write_str(TRACE_CLOCK, "local\n");
+	write_str(TRACE_CLOCK, "global\n");	/* the boot's (scripts/run.sh) */
 	close(m.go[1]);
 	pthread_join(mover, NULL);
 	if (err) {
