@@ -206,9 +206,9 @@ int touch_gigantic(const char *dir, int check_zero, int *threads,
 	t0 = now_ns();
 	p[0] = 0;	/* a write fault that leaves the contents as they are */
 	*wall_ns = now_ns() - t0;
-	*threads = trace_stop_helpers("clear_gigantic_chunk");
+	*threads = trace_stop_helpers(CLEAR_GIGANTIC_FUNC);
 	if (where)
-		read_placement((void *)p, "clear_gigantic_chunk", where);
+		read_placement((void *)p, CLEAR_GIGANTIC_FUNC, where);
 	zero = !check_zero || reads_zero(fd, SZ_1G);
 	munmap((void *)p, SZ_1G);
 	close(fd);

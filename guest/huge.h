@@ -12,6 +12,8 @@
 #define SZ_1G		(1UL << 30)
 /* The thread function of hugetlbfs fallocate()'s job, in the trace. */
 #define FALLOC_FUNC	"hugetlbfs_falloc_chunk"
+/* The thread function that zeroes a gigantic page in a fault. */
+#define CLEAR_GIGANTIC_FUNC	"clear_gigantic_chunk"
 
 /* HugePages_Total/Free/Rsvd/Surp of one page size. */
 struct pool {

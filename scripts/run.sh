@@ -209,6 +209,8 @@ deferred_boots() {
 
 if [ -n "$test_kernel" ]; then
 	[ -f "$kernel" ] || die "no $kernel: make test builds it first"
+	# No console log of an earlier boot where a failed build stops us.
+	rm -f "$log"
 	build_initramfs
 	boot "$kernel" "$log" "$mode" "$vcpus" "$nodes" test
 	# QEMU's status: 124 if the boot ran out of time (make test says so).
