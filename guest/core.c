@@ -7,11 +7,15 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "lib.h"
 #include "suites.h"
@@ -342,6 +346,195 @@ static void test_start_forks_first(int vcpus)
 	       f.by_caller, f.by_helpers, f.start_threads, 1 + f.by_caller);
 }
 
+/*
+ * A user task's helper takes no chunk once it has a signal pending
+ * (kernel/ktask.c: ktask_helper_interrupted()): a freeze of the process's
+ * cgroup, or a group stop that another thread of the process began, wants
+ * every thread out of the kernel, and the caller does the rest of the job.
+ * A child runs the cpu job with the self-benchmark's "signal" start
+ * function, which waits for such a signal: the helpers, forked before it
+ * and waiting for it to return, see the signal before their first chunk,
+ * and the caller alone runs chunks.  Its parent freezes the child's
+ * cgroup once the child has a helper, or a thread of the child stops its
+ * process; the parent then thaws or continues it and reads its result.
+ * A run where the job forked no helper is run again.
+ */
+#define SIGNAL_CG	CGROOT "/ktask-signal"
+/* As long as the "signal" start function waits (lib/ktask_bench.c). */
+#define SIGNAL_WAIT_MS	10000
+
+struct signal_run {
+	int			vcpus;
+	int			group_stop;	/* else a freeze */
+	const char		*why;		/* the run failed */
+	struct bench_result	res;
+	int			ret;		/* the job's, 0 or -errno */
+};
+
+/* Whether /proc/@pid/status counts at least a thread beside the caller's. */
+static int signal_wait_helper(pid_t pid)
+{
+	struct timespec ms = { 0, 1000000 };
+	char status[32];
+	int i;
+
+	snprintf(status, sizeof(status), "/proc/%d/status", pid);
+	for (i = 0; i < SIGNAL_WAIT_MS; i++) {
+		if (read_key(status, "Threads", ':') >= 2)
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/* In the caller's process: once a helper is forked, stop the process. */
+static void *signal_stopper(void *arg)
+{
+	/* The caller, this thread and a helper. */
+	while (read_key("/proc/self/status", "Threads", ':') < 3)
+		sched_yield();
+	raise(SIGSTOP);
+	return NULL;
+}
+
+static void signal_caller(struct signal_run *r, int fd)
+{
+	pthread_t stopper;
+
+	if (r->group_stop)
+		r->ret = -pthread_create(&stopper, NULL, signal_stopper, NULL);
+	else if (write_str(SIGNAL_CG "/cgroup.procs", "0\n"))
+		r->ret = -errno;
+	if (!r->ret)
+		r->ret = bench_run_as("cpu", r->vcpus, "signal", &r->res);
+	_exit(write(fd, r, sizeof(*r)) != sizeof(*r));
+}
+
+static int signal_frozen(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < SIGNAL_WAIT_MS; i++) {
+		if (read_key(SIGNAL_CG "/cgroup.events", "frozen", ' ') == 1)
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+
+/*
+ * Signal the caller @pid as @r says, once it has a helper, and let it go
+ * on: 1, 0 if it had no helper, or -1 with why in @r.
+ */
+static int signal_caller_process(struct signal_run *r, pid_t pid)
+{
+	int st;
+
+	if (r->group_stop) {
+		if (waitpid(pid, &st, WUNTRACED) != pid) {
+			r->why = "waitpid failed";
+			return -1;
+		}
+		if (!WIFSTOPPED(st))
+			return 0;
+		kill(pid, SIGCONT);
+		return 1;
+	}
+	if (!signal_wait_helper(pid))
+		return 0;
+	if (write_str(SIGNAL_CG "/cgroup.freeze", "1\n")) {
+		r->why = "cannot freeze the cgroup";
+		return -1;
+	}
+	if (!signal_frozen())
+		r->why = "the cgroup did not freeze";
+	write_str(SIGNAL_CG "/cgroup.freeze", "0\n");
+	return r->why ? -1 : 1;
+}
+
+/* One run of @ctx, a &struct signal_run: 1, 0 if vacuous, -EIO if it failed. */
+static int signal_attempt(void *ctx)
+{
+	struct signal_run *r = ctx;
+	int fds[2], ret, st;
+	pid_t pid;
+
+	r->why = NULL;
+	r->ret = 0;
+	if (pipe(fds) || (pid = fork()) < 0) {
+		r->why = "pipe or fork failed";
+		return -EIO;
+	}
+	if (!pid)
+		signal_caller(r, fds[1]);
+	close(fds[1]);
+	ret = signal_caller_process(r, pid);
+	if (read(fds[0], r, sizeof(*r)) != sizeof(*r) && !r->why)
+		r->why = "no result from the caller";
+	close(fds[0]);
+	waitpid(pid, &st, 0);
+	if (!r->why && r->ret)
+		r->why = strerror(-r->ret);
+	if (r->why)
+		return -EIO;
+	/* Without a helper the group stop waits for the job's end. */
+	return ret && r->res.start_threads >= 2 + r->group_stop;
+}
+
+static const char *const frozen_test[] = { "helpers_stop_frozen", NULL };
+static const char *const group_stop_test[] = {
+	"helpers_stop_group_stop", NULL,
+};
+
+static void signal_child(int vcpus, const char *const *names)
+{
+	struct signal_run r = {
+		.vcpus = vcpus, .group_stop = names == group_stop_test,
+	};
+	int tries = retry_for_helpers(names[0], signal_attempt, &r);
+
+	if (tries < 0) {
+		report(0, names[0], "%s", r.why);
+		return;
+	}
+	report(r.res.used == 1 && r.res.start_threads >= 2 + r.group_stop,
+	       names[0],
+	       "threads in the start function: %d (want >= %d), threads that ran a chunk: %d (want 1), run %d",
+	       r.res.start_threads, 2 + r.group_stop, r.res.used, tries);
+}
+
+static void signal_frozen_child(int vcpus)
+{
+	signal_child(vcpus, frozen_test);
+}
+
+static void signal_stopped_child(int vcpus)
+{
+	signal_child(vcpus, group_stop_test);
+}
+
+static void test_helpers_stop(int vcpus)
+{
+	int err;
+
+	if (vcpus < 2) {
+		report_skip(frozen_test[0], "%d vCPU: no helper", vcpus);
+		report_skip(group_stop_test[0], "%d vCPU: no helper", vcpus);
+		return;
+	}
+	err = cgroup_make("cpu", SIGNAL_CG);
+	if (err) {
+		report(0, frozen_test[0], "%s: %s", SIGNAL_CG, strerror(-err));
+		report(0, group_stop_test[0], "%s: %s", SIGNAL_CG,
+		       strerror(-err));
+		return;
+	}
+	in_child(signal_frozen_child, vcpus, frozen_test);
+	in_child(signal_stopped_child, vcpus, group_stop_test);
+	rmdir(SIGNAL_CG);
+}
+
 /* The core's tests from a user task, each one result. */
 static const char *const pinned_test[] = { "pinned", NULL };
 static const char *const cgroup_test[] = { "cgroup_cpu_max", NULL };
@@ -351,11 +544,12 @@ void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(9);
+	ktap_plan(11);
 	test_helpers(vcpus);
 	test_default_limit(vcpus);
 	test_caller_forks_one(vcpus);
 	test_start_forks_first(vcpus);
+	test_helpers_stop(vcpus);
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
 	test_trace_events(vcpus);

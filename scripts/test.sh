@@ -178,6 +178,19 @@ run_lockdep() {
 	done
 }
 
+# The case about isolated CPUs, in a boot of its own with CPU 3 isolated
+# from the scheduler's domains; it skips in every other boot, so a skip
+# here fails.
+run_kunit_isolated() {
+	run_kunit isolated "$build/kunit" exec numa \
+		'ktask.ktask_test_isolated_cpu' --kernel_args isolcpus=3
+	# shellcheck disable=SC2046 # three numbers
+	set -- $(count_json "$build/kunit-isolated.json")
+	[ "$1" -gt 0 ] || [ "$2" -gt 0 ] ||
+		fail "kunit (isolated): the case did not run ($3 skipped)"
+	check_splats "kunit (isolated): kernel reports" "$build/kunit-isolated-console.log"
+}
+
 # make run SCALE=1 (it builds build/run's kernel): one check, its exit
 # status (scripts/scale.py judges the two boots).
 run_scale() {
@@ -243,13 +256,14 @@ if [ -n "$debug_built" ]; then
 	run_kunit smt "$build/kunit" exec smt \
 		'ktask.ktask_test_*per_core'
 	check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
+	run_kunit_isolated
 	timed "guest tests" run_guest_tests
 	timed "guest serial boot" run_guest_meminfo
 	timed "guest memoryless node" run_guest_memless
 	timed "W=1" check_w1
 	timed sparse summed sparse "$build/sparse.log" 1200 "$top/scripts/sparse.sh"
 else
-	skipped "kunit (smt)" guest "guest serial boot" "guest memoryless node" W=1 sparse
+	skipped "kunit (smt)" "kunit (isolated)" guest "guest serial boot" "guest memoryless node" W=1 sparse
 fi
 timed matrix summed matrix "$build/matrix.log" 3600 "$top/scripts/matrix.sh"
 if [ "$tier" = gauntlet ]; then
