@@ -4,7 +4,7 @@
 
 export VCPUS MEM NODES REPEAT THREADS MODE DEFERRED_VCPUS COVER
 
-.PHONY: help tree export test gauntlet bisect matrix sparse kcsan kselftest run cover clean distclean
+.PHONY: help tree export test gauntlet bisect matrix sparse kcsan kselftest mutate run cover clean distclean
 
 help:
 	@echo 'make tree       unpack Debian linux-source-6.12 into build/linux, apply patches/series'
@@ -19,6 +19,8 @@ help:
 	@echo 'make sparse     no sparse warning baseline lacks (after make test built build/kunit)'
 	@echo 'make kcsan      the KUnit suite on a KCSAN kernel (a stage of make gauntlet, alone)'
 	@echo 'make kselftest  the long mm selftests on make test'"'"'s debug kernel (gauntlet stage, alone)'
+	@echo 'make mutate     each mutation of scripts/ktask_mutants.py in kernel/ktask.c against the'
+	@echo '                KUnit suite: which rules no case checks (after make test; ~40 s each)'
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
 	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4;'
 	@echo '                MODE=deferred: only the deferred init boots, DEFERRED_VCPUS="1 2 4";'
@@ -54,6 +56,9 @@ kcsan:
 
 kselftest:
 	scripts/test.sh kselftest
+
+mutate:
+	scripts/mutate.py
 
 run:
 	scripts/run.sh

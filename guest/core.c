@@ -390,9 +390,11 @@ static int signal_wait_helper(pid_t pid)
 /* In the caller's process: once a helper is forked, stop the process. */
 static void *signal_stopper(void *arg)
 {
-	/* The caller, this thread and a helper. */
+	struct timespec ms = { 0, 1000000 };
+
+	/* The caller, this thread and a helper; asleep, not a busy vCPU. */
 	while (read_key("/proc/self/status", "Threads", ':') < 3)
-		sched_yield();
+		nanosleep(&ms, NULL);
 	raise(SIGSTOP);
 	return NULL;
 }

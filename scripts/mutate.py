@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Mutation testing of kernel/ktask.c against the KUnit suite.
+
+Puts each mutation of scripts/ktask_mutants.py into build/linux's
+kernel/ktask.c in turn, builds make test's debug KUnit kernel
+(build/kunit) and boots the suite on the NUMA machine with preempt=full,
+as make test's first KUnit stage does, then puts the file back.  A
+mutation that the suite passes is a rule no case checks.  Some rules are
+checked elsewhere (the lockdep and SMT boots, the in-guest tests): what
+survives here is where to look, not a verdict.
+
+Usage: scripts/mutate.py [INDEX...] [--glob 'ktask.ktask_test_*']
+Prints one line per mutation (KILLED, SURVIVED or NOBUILD, and the
+cases that failed) and writes them to build/mutate.log.  About 40 s per
+mutation once build/kunit is built (make test builds it).  Run nothing
+else that boots a kernel meanwhile; builds of the harness wait for it
+(build/.kbuild.lock).
+"""
+
+import fcntl
+import os
+import re
+import signal
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TOP, 'scripts'))
+from ktask_mutants import MUTANTS  # noqa: E402
+
+TREE = os.path.join(TOP, 'build', 'linux')
+SOURCE = os.path.join(TREE, 'kernel', 'ktask.c')
+LOG = os.path.join(TOP, 'build', 'mutate.log')
+
+
+def die(msg):
+    sys.exit('error: ' + msg)
+
+
+def kunit_command(glob):
+    cfg = os.path.join(TOP, 'configs')
+    cmd = ['python3', '-u', 'tools/testing/kunit/kunit.py', 'run',
+           '--qemu_config=' + os.path.join(cfg, 'kunit-qemu.py'),
+           '--build_dir=' + os.path.join(TOP, 'build', 'kunit'),
+           '--make_options', 'CC=ccache gcc',
+           '--kunitconfig=lib/test_ktask.kunitconfig',
+           '--kunitconfig=' + os.path.join(cfg, 'guest.config'),
+           '--kunitconfig=' + os.path.join(cfg, 'kunit-qemu.config'),
+           '--kunitconfig=' + os.path.join(cfg, 'debug.config'),
+           '--kernel_args', 'preempt=full', '--timeout', '300']
+    return cmd + ([glob] if glob else [])
+
+
+def run_suite(glob, env):
+    """The suite's verdict on the tree as it is, and the failed cases."""
+    out = subprocess.run(kunit_command(glob), cwd=TREE, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, errors='replace').stdout
+    out = re.sub(r'\x1b\[[0-9;]*m', '', out)
+    if 'Starting KUnit Kernel' not in out:
+        return 'NOBUILD', []
+    failed = sorted(set(re.findall(r'\[FAILED\] (ktask_test_\w+)', out)))
+    if failed or 'Testing complete' not in out or \
+            re.search(r'failed: [1-9]|crashed: [1-9]', out):
+        return 'KILLED', failed or ['(crash or time limit)']
+    return 'SURVIVED', []
+
+
+def parse_args(argv):
+    glob, picks = None, []
+    while argv:
+        arg = argv.pop(0)
+        if arg == '--glob' and argv:
+            glob = argv.pop(0)
+        elif arg.isdigit() and int(arg) < len(MUTANTS):
+            picks.append(int(arg))
+        else:
+            die('usage: scripts/mutate.py [INDEX...] [--glob GLOB]; '
+                'INDEX below %d' % len(MUTANTS))
+    return picks or list(range(len(MUTANTS))), glob
+
+
+def main():
+    picks, glob = parse_args(sys.argv[1:])
+    if subprocess.run(['git', 'diff', '--quiet', 'HEAD', '--',
+                       'kernel/ktask.c'], cwd=TREE).returncode:
+        die('build/linux has changes in kernel/ktask.c: commit them first')
+    # The tree is changed while this runs: hold off every other build
+    # of the harness (lib.sh: locked).
+    lock = open(os.path.join(TOP, 'build', '.kbuild.lock'), 'a')
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    original = open(SOURCE).read()
+    env = dict(os.environ, KTASK_KUNIT_MACHINE='numa', CCACHE_BASEDIR=TOP,
+               KTASK_QEMU_ACCEL=subprocess.run(
+                   [os.path.join(TOP, 'scripts', 'accel.sh')],
+                   stdout=subprocess.PIPE, text=True).stdout.strip())
+    # A stop by a signal puts the file back too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit('stopped'))
+    counts = {}
+    with open(LOG, 'w') as log:
+        for i in picks:
+            name, text, replacement = MUTANTS[i]
+            if original.count(text) != 1:
+                verdict, failed = 'STALE', ['the text is not in the file once']
+            else:
+                try:
+                    with open(SOURCE, 'w') as f:
+                        f.write(original.replace(text, replacement))
+                    verdict, failed = run_suite(glob, env)
+                finally:
+                    with open(SOURCE, 'w') as f:
+                        f.write(original)
+            counts[verdict] = counts.get(verdict, 0) + 1
+            line = '%2d %-8s %s: %s' % (i, verdict, name, ' '.join(failed))
+            print(line, flush=True)
+            log.write(line + '\n')
+    print(', '.join('%d %s' % (n, v) for v, n in sorted(counts.items())))
+
+
+if __name__ == '__main__':
+    main()
