@@ -47,7 +47,10 @@ def kunit_command(glob):
            '--kunitconfig=' + os.path.join(cfg, 'guest.config'),
            '--kunitconfig=' + os.path.join(cfg, 'kunit-qemu.config'),
            '--kunitconfig=' + os.path.join(cfg, 'debug.config'),
-           '--kernel_args', 'preempt=full', '--timeout', '300']
+           '--kernel_args', 'preempt=full',
+           # An oops ends the boot at once (QEMU runs with -no-reboot),
+           # and a hang in 2 minutes: a whole run takes about 20 s.
+           '--kernel_args', 'panic_on_oops=1', '--timeout', '120']
     return cmd + ([glob] if glob else [])
 
 
