@@ -371,16 +371,18 @@ struct signal_run {
 	int			ret;		/* the job's, 0 or -errno */
 };
 
-/* Whether /proc/@pid/status counts at least a thread beside the caller's. */
-static int signal_wait_helper(pid_t pid)
+/*
+ * Poll @key of @path (read_key()) every ms until it is at least @least,
+ * for SIGNAL_WAIT_MS at most; whether it got there.
+ */
+static int signal_wait_key(const char *path, const char *key, char sep,
+			   long long least)
 {
 	struct timespec ms = { 0, 1000000 };
-	char status[32];
 	int i;
 
-	snprintf(status, sizeof(status), "/proc/%d/status", pid);
 	for (i = 0; i < SIGNAL_WAIT_MS; i++) {
-		if (read_key(status, "Threads", ':') >= 2)
+		if (read_key(path, key, sep) >= least)
 			return 1;
 		nanosleep(&ms, NULL);
 	}
@@ -412,25 +414,13 @@ static void signal_caller(struct signal_run *r, int fd)
 	_exit(write(fd, r, sizeof(*r)) != sizeof(*r));
 }
 
-static int signal_frozen(void)
-{
-	struct timespec ms = { 0, 1000000 };
-	int i;
-
-	for (i = 0; i < SIGNAL_WAIT_MS; i++) {
-		if (read_key(SIGNAL_CG "/cgroup.events", "frozen", ' ') == 1)
-			return 1;
-		nanosleep(&ms, NULL);
-	}
-	return 0;
-}
-
 /*
  * Signal the caller @pid as @r says, once it has a helper, and let it go
  * on: 1, 0 if it had no helper, or -1 with why in @r.
  */
 static int signal_caller_process(struct signal_run *r, pid_t pid)
 {
+	char status[32];
 	int st;
 
 	if (r->group_stop) {
@@ -443,13 +433,15 @@ static int signal_caller_process(struct signal_run *r, pid_t pid)
 		kill(pid, SIGCONT);
 		return 1;
 	}
-	if (!signal_wait_helper(pid))
+	/* A thread beside the caller's. */
+	snprintf(status, sizeof(status), "/proc/%d/status", pid);
+	if (!signal_wait_key(status, "Threads", ':', 2))
 		return 0;
 	if (write_str(SIGNAL_CG "/cgroup.freeze", "1\n")) {
 		r->why = "cannot freeze the cgroup";
 		return -1;
 	}
-	if (!signal_frozen())
+	if (!signal_wait_key(SIGNAL_CG "/cgroup.events", "frozen", ' ', 1))
 		r->why = "the cgroup did not freeze";
 	write_str(SIGNAL_CG "/cgroup.freeze", "0\n");
 	return r->why ? -1 : 1;
