@@ -158,6 +158,15 @@ run_kcsan() {
 			"$build/kunit-kcsan-console.log"
 }
 
+# expect_case_ran NAME: the KUnit run NAME (run_kunit) of one case that
+# skips in every other boot passed or failed it; a skip fails.
+expect_case_ran() {
+	# shellcheck disable=SC2046 # three numbers
+	set -- $(count_json "$build/kunit-$1.json") "$1"
+	[ "$1" -gt 0 ] || [ "$2" -gt 0 ] ||
+		fail "kunit ($4): the case did not run ($3 skipped)"
+}
+
 # ktask_test_lockdep_inversion in a boot of its own per variant of
 # lib/test_ktask.c's lockdep_inversion: the case (failed if it did not
 # pass, a skip too), then the console: one report, the cycle of the
@@ -168,10 +177,7 @@ run_lockdep() {
 		run_kunit "lockdep-$variant" "$build/kunit" exec numa \
 			'ktask.ktask_test_lockdep_inversion' \
 			--kernel_args "test_ktask.lockdep_inversion=$variant"
-		# shellcheck disable=SC2046 # three numbers
-		set -- $(count_json "$build/kunit-lockdep-$variant.json")
-		[ "$1" -gt 0 ] || [ "$2" -gt 0 ] ||
-			fail "kunit (lockdep-$variant): the case did not run ($3 skipped)"
+		expect_case_ran "lockdep-$variant"
 		check_splats "kunit (lockdep-$variant): the cycle reported, nothing else" \
 			--expect '(?=.*possible circular locking dependency)(?=.*\(ktask \S*lib/test_ktask\.c:)(?=.*\(&d\.lock\))' \
 			"$build/kunit-lockdep-$variant-console.log"
@@ -184,10 +190,7 @@ run_lockdep() {
 run_kunit_isolated() {
 	run_kunit isolated "$build/kunit" exec numa \
 		'ktask.ktask_test_isolated_cpu' --kernel_args isolcpus=3
-	# shellcheck disable=SC2046 # three numbers
-	set -- $(count_json "$build/kunit-isolated.json")
-	[ "$1" -gt 0 ] || [ "$2" -gt 0 ] ||
-		fail "kunit (isolated): the case did not run ($3 skipped)"
+	expect_case_ran isolated
 	check_splats "kunit (isolated): kernel reports" "$build/kunit-isolated-console.log"
 }
 
