@@ -354,7 +354,12 @@ static void test_start_forks_first(int vcpus)
  * A child runs the cpu job with the self-benchmark's "signal" start
  * function, which waits for such a signal: the helpers, forked before it
  * and waiting for it to return, see the signal before their first chunk,
- * and the caller alone runs chunks.  Its parent freezes the child's
+ * and the caller alone runs chunks, all of them.  The job is the "numa"
+ * one, a range per node, and its sum must be the serial cpu job's: the
+ * caller leaves a chunk of another node's range to each helper bound to
+ * that node, and takes it back once they are gone (kernel/ktask.c:
+ * ktask_unbind_helpers()), or the job would end with it undone.  Its
+ * parent freezes the child's
  * cgroup once the child has a helper, or a thread of the child stops its
  * process; the parent then thaws or continues it and reads its result.
  * A run where the job forked no helper is run again.
@@ -362,6 +367,9 @@ static void test_start_forks_first(int vcpus)
 #define SIGNAL_CG	CGROOT "/ktask-signal"
 /* As long as the "signal" start function waits (lib/ktask_bench.c). */
 #define SIGNAL_WAIT_MS	10000
+
+/* The serial cpu job's sum, which every signalled job must have too. */
+static unsigned long long signal_want_sum;
 
 struct signal_run {
 	int			vcpus;
@@ -410,7 +418,7 @@ static void signal_caller(struct signal_run *r, int fd)
 	else if (write_str(SIGNAL_CG "/cgroup.procs", "0\n"))
 		r->ret = -errno;
 	if (!r->ret)
-		r->ret = bench_run_as("cpu", r->vcpus, "signal", &r->res);
+		r->ret = bench_run_as("numa", r->vcpus, "signal", &r->res);
 	_exit(write(fd, r, sizeof(*r)) != sizeof(*r));
 }
 
@@ -492,10 +500,11 @@ static void signal_child(int vcpus, const char *const *names)
 		report(0, names[0], "%s", r.why);
 		return;
 	}
-	report(r.res.used == 1 && r.res.start_threads >= 2 + r.group_stop,
-	       names[0],
-	       "threads in the start function: %d (want >= %d), threads that ran a chunk: %d (want 1), run %d",
-	       r.res.start_threads, 2 + r.group_stop, r.res.used, tries);
+	report(r.res.used == 1 && r.res.start_threads >= 2 + r.group_stop &&
+	       r.res.sum == signal_want_sum, names[0],
+	       "threads in the start function: %d (want >= %d), threads that ran a chunk: %d (want 1), sum %llx (want %llx), run %d",
+	       r.res.start_threads, 2 + r.group_stop, r.res.used, r.res.sum,
+	       signal_want_sum, tries);
 }
 
 static void signal_frozen_child(int vcpus)
@@ -508,8 +517,15 @@ static void signal_stopped_child(int vcpus)
 	signal_child(vcpus, group_stop_test);
 }
 
+static void signal_setup_failed(const char *what, int err)
+{
+	report(0, frozen_test[0], "%s: %s", what, strerror(-err));
+	report(0, group_stop_test[0], "%s: %s", what, strerror(-err));
+}
+
 static void test_helpers_stop(int vcpus)
 {
+	struct bench_result serial;
 	int err;
 
 	if (vcpus < 2) {
@@ -517,11 +533,15 @@ static void test_helpers_stop(int vcpus)
 		report_skip(group_stop_test[0], "%d vCPU: no helper", vcpus);
 		return;
 	}
+	err = bench_run("cpu", 1, &serial);
+	if (err) {
+		signal_setup_failed("the serial cpu job", err);
+		return;
+	}
+	signal_want_sum = serial.sum;
 	err = cgroup_make("cpu", SIGNAL_CG);
 	if (err) {
-		report(0, frozen_test[0], "%s: %s", SIGNAL_CG, strerror(-err));
-		report(0, group_stop_test[0], "%s: %s", SIGNAL_CG,
-		       strerror(-err));
+		signal_setup_failed(SIGNAL_CG, err);
 		return;
 	}
 	in_child(signal_frozen_child, vcpus, frozen_test);

@@ -5,14 +5,17 @@ Puts each mutation of scripts/ktask_mutants.py into build/linux's
 kernel/ktask.c in turn, builds make test's debug KUnit kernel
 (build/kunit) and boots the suite on the NUMA machine with preempt=full,
 as make test's first KUnit stage does, then puts the file back.  A
-mutation that the suite passes is a rule no case checks.  Some rules are
-checked elsewhere (the lockdep and SMT boots, the in-guest tests): what
-survives here is where to look, not a verdict.
+mutation the suite passes is booted again as make test's SMT and
+isolated-CPU stages boot the same kernel, for the cases that skip on the
+NUMA machine.  What survives all three is a rule no KUnit case checks;
+the lockdep boots (judged by their console) and the in-guest tests may
+still check it: where to look, not a verdict.
 
 Usage: scripts/mutate.py [INDEX...] [--glob 'ktask.ktask_test_*']
-Prints one line per mutation (KILLED, SURVIVED or NOBUILD, and the
-cases that failed) and writes them to build/mutate.log.  About 40 s per
-mutation once build/kunit is built (make test builds it).  Run nothing
+Prints one line per mutation (KILLED, SURVIVED or NOBUILD, the boot
+that killed it and the cases that failed) and writes them to
+build/mutate.log.  About 40 s per mutation once build/kunit is built
+(make test builds it), 40 s more for a survivor.  Run nothing
 else that boots a kernel meanwhile; builds of the harness wait for it
 (build/.kbuild.lock).
 """
@@ -37,9 +40,20 @@ def die(msg):
     sys.exit('error: ' + msg)
 
 
-def kunit_command(glob):
+# make test's boots of build/kunit (scripts/test.sh): name, machine
+# (configs/kunit-qemu.py), case glob, kernel arguments.  The first builds
+# the kernel (kunit.py run); the others boot it (exec) for a survivor.
+BOOTS = [
+    ('numa', 'numa', None, ['preempt=full']),
+    ('smt', 'smt', 'ktask.ktask_test_*per_core', []),
+    ('isolated', 'numa', 'ktask.ktask_test_isolated_cpu',
+     ['preempt=full', 'isolcpus=3']),
+]
+
+
+def kunit_command(action, glob, kernel_args):
     cfg = os.path.join(TOP, 'configs')
-    cmd = ['python3', '-u', 'tools/testing/kunit/kunit.py', 'run',
+    cmd = ['python3', '-u', 'tools/testing/kunit/kunit.py', action,
            '--qemu_config=' + os.path.join(cfg, 'kunit-qemu.py'),
            '--build_dir=' + os.path.join(TOP, 'build', 'kunit'),
            '--make_options', 'CC=ccache gcc',
@@ -47,18 +61,21 @@ def kunit_command(glob):
            '--kunitconfig=' + os.path.join(cfg, 'guest.config'),
            '--kunitconfig=' + os.path.join(cfg, 'kunit-qemu.config'),
            '--kunitconfig=' + os.path.join(cfg, 'debug.config'),
-           '--kernel_args', 'preempt=full',
            # An oops ends the boot at once (QEMU runs with -no-reboot),
            # and a hang in 2 minutes: a whole run takes about 20 s.
            '--kernel_args', 'panic_on_oops=1', '--timeout', '120']
+    for arg in kernel_args:
+        cmd += ['--kernel_args', arg]
     return cmd + ([glob] if glob else [])
 
 
-def run_suite(glob, env):
-    """The suite's verdict on the tree as it is, and the failed cases."""
-    out = subprocess.run(kunit_command(glob), cwd=TREE, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, errors='replace').stdout
+def run_boot(action, machine, glob, kernel_args, env):
+    """One boot's verdict on the tree as it is, and the failed cases."""
+    env = dict(env, KTASK_KUNIT_MACHINE=machine)
+    out = subprocess.run(kunit_command(action, glob, kernel_args),
+                         cwd=TREE, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True,
+                         errors='replace').stdout
     out = re.sub(r'\x1b\[[0-9;]*m', '', out)
     if 'Starting KUnit Kernel' not in out:
         return 'NOBUILD', []
@@ -66,6 +83,18 @@ def run_suite(glob, env):
     if failed or 'Testing complete' not in out or \
             re.search(r'failed: [1-9]|crashed: [1-9]', out):
         return 'KILLED', failed or ['(crash or time limit)']
+    return 'SURVIVED', []
+
+
+def run_suite(glob, env):
+    """The verdict of the first boot that kills the mutation, or of all."""
+    for i, (name, machine, boot_glob, kernel_args) in enumerate(BOOTS):
+        if i and glob:
+            break   # the cases asked for, on the NUMA machine only
+        verdict, failed = run_boot('exec' if i else 'run', machine,
+                                   glob or boot_glob, kernel_args, env)
+        if verdict != 'SURVIVED':
+            return verdict, ['(%s)' % name] + failed
     return 'SURVIVED', []
 
 
@@ -93,7 +122,7 @@ def main():
     lock = open(os.path.join(TOP, 'build', '.kbuild.lock'), 'a')
     fcntl.flock(lock, fcntl.LOCK_EX)
     original = open(SOURCE).read()
-    env = dict(os.environ, KTASK_KUNIT_MACHINE='numa', CCACHE_BASEDIR=TOP,
+    env = dict(os.environ, CCACHE_BASEDIR=TOP,
                KTASK_QEMU_ACCEL=subprocess.run(
                    [os.path.join(TOP, 'scripts', 'accel.sh')],
                    stdout=subprocess.PIPE, text=True).stdout.strip())
