@@ -351,18 +351,18 @@ static void test_start_forks_first(int vcpus)
  * (kernel/ktask.c: ktask_helper_interrupted()): a freeze of the process's
  * cgroup, or a group stop that another thread of the process began, wants
  * every thread out of the kernel, and the caller does the rest of the job.
- * A child runs the cpu job with the self-benchmark's "signal" start
- * function, which waits for such a signal: the helpers, forked before it
- * and waiting for it to return, see the signal before their first chunk,
- * and the caller alone runs chunks, all of them.  The job is the "numa"
- * one, a range per node, and its sum must be the serial cpu job's: the
- * caller leaves a chunk of another node's range to each helper bound to
- * that node, and takes it back once they are gone (kernel/ktask.c:
+ * A child runs the self-benchmark's "numa" job, the cpu job cut into a
+ * range per node, with its "signal" start function, which waits for such
+ * a signal: the helpers, forked before it and waiting for it to return,
+ * see the signal before their first chunk, and the caller alone runs
+ * chunks, all of them.  Its sum must be the serial cpu job's: the caller
+ * leaves a chunk of another node's range to each helper bound to that
+ * node, and takes it back once they are gone (kernel/ktask.c:
  * ktask_unbind_helpers()), or the job would end with it undone.  Its
- * parent freezes the child's
- * cgroup once the child has a helper, or a thread of the child stops its
- * process; the parent then thaws or continues it and reads its result.
- * A run where the job forked no helper is run again.
+ * parent freezes the child's cgroup once the child has a helper, or a
+ * thread of the child stops its process; the parent then thaws or
+ * continues it and reads its result.  A run where the job forked no
+ * helper, or none bound to a node other than the caller's, is run again.
  */
 #define SIGNAL_CG	CGROOT "/ktask-signal"
 /* As long as the "signal" start function waits (lib/ktask_bench.c). */
@@ -480,8 +480,12 @@ static int signal_attempt(void *ctx)
 		r->why = strerror(-r->ret);
 	if (r->why)
 		return -EIO;
-	/* Without a helper the group stop waits for the job's end. */
-	return ret && r->res.start_threads >= 2 + r->group_stop;
+	/*
+	 * Without a helper the group stop waits for the job's end; without
+	 * one bound to another node, the caller has no range to take back.
+	 */
+	return ret && r->res.start_threads >= 2 + r->group_stop &&
+	       r->res.away;
 }
 
 static const char *const frozen_test[] = { "helpers_stop_frozen", NULL };
@@ -501,10 +505,10 @@ static void signal_child(int vcpus, const char *const *names)
 		return;
 	}
 	report(r.res.used == 1 && r.res.start_threads >= 2 + r.group_stop &&
-	       r.res.sum == signal_want_sum, names[0],
-	       "threads in the start function: %d (want >= %d), threads that ran a chunk: %d (want 1), sum %llx (want %llx), run %d",
-	       r.res.start_threads, 2 + r.group_stop, r.res.used, r.res.sum,
-	       signal_want_sum, tries);
+	       r.res.away && r.res.sum == signal_want_sum, names[0],
+	       "threads in the start function: %d (want >= %d), threads that ran a chunk: %d (want 1), nodes of other helpers: %d (want >= 1), sum %llx (want %llx), run %d",
+	       r.res.start_threads, 2 + r.group_stop, r.res.used, r.res.away,
+	       r.res.sum, signal_want_sum, tries);
 }
 
 static void signal_frozen_child(int vcpus)

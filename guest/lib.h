@@ -48,7 +48,7 @@ struct helpers_seen {
 
 /* One run of the self-benchmark, as /sys/kernel/debug/ktask/bench says. */
 struct bench_result {
-	char			line[320];	/* the whole result line */
+	char			line[384];	/* the whole result line */
 	int			used;		/* threads that ran a chunk */
 	unsigned long long	wall_ns;
 	unsigned long long	cpu_ns;		/* in thread functions */
@@ -56,6 +56,8 @@ struct bench_result {
 	unsigned long long	sum;		/* the cpu job's, 0 if none */
 	/* the caller's threads in its start function ("start" callers) */
 	int			start_threads;
+	/* nodes other than the caller's its helpers were bound to ("numa") */
+	int			away;
 };
 
 /* sys.c */

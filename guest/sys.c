@@ -238,6 +238,7 @@ int bench_run_as(const char *job, int threads, const char *caller,
 	res->cpu_ns = field(res->line, " cpu_ns=");
 	res->job_cpu_ns = field(res->line, " job_cpu_ns=");
 	res->start_threads = field(res->line, " start_threads=");
+	res->away = field(res->line, " away=");
 	at = strstr(res->line, " sum=");
 	res->sum = at ? strtoull(at + 5, NULL, 16) : 0;
 	return 0;

@@ -12,8 +12,10 @@ the lockdep boots (judged by their console) and the in-guest tests may
 still check it: where to look, not a verdict.
 
 Usage: scripts/mutate.py [INDEX...] [--glob 'ktask.ktask_test_*']
-Prints one line per mutation (KILLED, SURVIVED or NOBUILD, the boot
-that killed it and the cases that failed) and writes them to
+(--glob: only those cases, in the NUMA boot only.)
+Prints one line per mutation (KILLED, SURVIVED, NOBUILD or NOBOOT, the
+boot that killed it and the cases that failed, or skipped in a boot made
+for one case) and writes them to
 build/mutate.log.  About 40 s per mutation once build/kunit is built
 (make test builds it), 40 s more for a survivor.  Run nothing
 else that boots a kernel meanwhile; builds of the harness wait for it
@@ -41,13 +43,15 @@ def die(msg):
 
 
 # make test's boots of build/kunit (scripts/test.sh): name, machine
-# (configs/kunit-qemu.py), case glob, kernel arguments.  The first builds
-# the kernel (kunit.py run); the others boot it (exec) for a survivor.
+# (configs/kunit-qemu.py), case glob, kernel arguments, and whether a skip
+# fails (the boot is made for that one case: test.sh's expect_case_ran).
+# The first builds the kernel (kunit.py run); the others boot it (exec)
+# for a survivor.
 BOOTS = [
-    ('numa', 'numa', None, ['preempt=full']),
-    ('smt', 'smt', 'ktask.ktask_test_*per_core', []),
-    ('isolated', 'numa', 'ktask.ktask_test_isolated_cpu',
-     ['preempt=full', 'isolcpus=3']),
+    ('numa', 'numa', None, ['preempt=full'], False),
+    ('smt', 'smt', 'ktask.ktask_test_*per_core', [], False),
+    ('isolated', 'numa', 'ktask.ktask_test_isolated_cpu', ['isolcpus=3'],
+     True),
 ]
 
 
@@ -69,7 +73,7 @@ def kunit_command(action, glob, kernel_args):
     return cmd + ([glob] if glob else [])
 
 
-def run_boot(action, machine, glob, kernel_args, env):
+def run_boot(action, machine, glob, kernel_args, must_run, env):
     """One boot's verdict on the tree as it is, and the failed cases."""
     env = dict(env, KTASK_KUNIT_MACHINE=machine)
     out = subprocess.run(kunit_command(action, glob, kernel_args),
@@ -78,21 +82,27 @@ def run_boot(action, machine, glob, kernel_args, env):
                          errors='replace').stdout
     out = re.sub(r'\x1b\[[0-9;]*m', '', out)
     if 'Starting KUnit Kernel' not in out:
-        return 'NOBUILD', []
+        return ('NOBUILD', []) if action == 'run' else \
+            ('NOBOOT', out.strip().splitlines()[-1:])
     failed = sorted(set(re.findall(r'\[FAILED\] (ktask_test_\w+)', out)))
     if failed or 'Testing complete' not in out or \
             re.search(r'failed: [1-9]|crashed: [1-9]', out):
         return 'KILLED', failed or ['(crash or time limit)']
+    skipped = re.findall(r'\[SKIPPED\] (ktask_test_\w+)', out)
+    if must_run and skipped:
+        return 'KILLED', ['(skipped)'] + skipped
     return 'SURVIVED', []
 
 
 def run_suite(glob, env):
     """The verdict of the first boot that kills the mutation, or of all."""
-    for i, (name, machine, boot_glob, kernel_args) in enumerate(BOOTS):
+    for i, (name, machine, boot_glob, kernel_args, must_run) in \
+            enumerate(BOOTS):
         if i and glob:
             break   # the cases asked for, on the NUMA machine only
         verdict, failed = run_boot('exec' if i else 'run', machine,
-                                   glob or boot_glob, kernel_args, env)
+                                   glob or boot_glob, kernel_args, must_run,
+                                   env)
         if verdict != 'SURVIVED':
             return verdict, ['(%s)' % name] + failed
     return 'SURVIVED', []
