@@ -20,7 +20,7 @@ help:
 	@echo 'make kcsan      the KUnit suite on a KCSAN kernel (a stage of make gauntlet, alone)'
 	@echo 'make kselftest  the long mm selftests on make test'"'"'s debug kernel (gauntlet stage, alone)'
 	@echo 'make mutate     each mutation of scripts/ktask_mutants.py in kernel/ktask.c against the'
-	@echo '                KUnit suite: which rules no case checks (after make test; ~40 s each)'
+	@echo '                KUnit boots: which rules no case checks (after make test; ~70 s each)'
 	@echo 'make run        build the patched and the unpatched kernel, boot them in QEMU,'
 	@echo '                print the ktask benchmark (VCPUS=n MEM=16G NODES=2 REPEAT=5 THREADS=1,2,4;'
 	@echo '                MODE=deferred: only the deferred init boots, DEFERRED_VCPUS="1 2 4";'

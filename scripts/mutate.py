@@ -12,14 +12,13 @@ the lockdep boots (judged by their console) and the in-guest tests may
 still check it: where to look, not a verdict.
 
 Usage: scripts/mutate.py [INDEX...] [--glob 'ktask.ktask_test_*']
-(--glob: only those cases, in the NUMA boot only.)
-Prints one line per mutation (KILLED, SURVIVED, NOBUILD or NOBOOT, the
-boot that killed it and the cases that failed, or skipped in a boot made
-for one case) and writes them to
-build/mutate.log.  About 40 s per mutation once build/kunit is built
-(make test builds it), 40 s more for a survivor.  Run nothing
-else that boots a kernel meanwhile; builds of the harness wait for it
-(build/.kbuild.lock).
+(--glob: only those cases, and only in the NUMA boot.)  Prints one line
+per mutation (KILLED, SURVIVED, NOBUILD or NOBOOT, the boot that killed
+it and the cases that failed, or that skipped in a boot made for them)
+and writes them to build/mutate.log.  About 70 s per mutation once
+build/kunit is built (make test builds it), 80 s more for a survivor.
+Run nothing else that boots a kernel meanwhile; builds of the harness
+wait for it (build/.kbuild.lock).
 """
 
 import fcntl
