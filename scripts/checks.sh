@@ -196,6 +196,16 @@ check_guest_layers() {
 	fi
 }
 
+check_named_tests() {
+	step "tests named by ktask.rst, the cover letter and the commit messages exist"
+	if out=$(python3 "$top/scripts/named_tests.py" "$tree" "$top" 2>&1); then
+		pass
+	else
+		fail "a claim names a test that does not exist"
+		printf '%s\n' "$out" | indent
+	fi
+}
+
 # skipped STAGE...: the stages that need build/kunit, when it did not build.
 skipped() {
 	for stage in "$@"; do

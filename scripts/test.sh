@@ -10,6 +10,9 @@
 #   kernel-doc  scripts/kernel-doc -none, one check per file the series adds
 #   layers      guest/ includes only downward, no suite calls another
 #               (scripts/guest_layers.py)
+#   named tests every KUnit case and in-guest test that ktask.rst, the
+#               cover letter or a commit message names exists
+#               (scripts/named_tests.py)
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
@@ -249,6 +252,7 @@ fi
 timed checkpatch check_patches
 timed kernel-doc check_kernel_doc
 check_guest_layers
+check_named_tests
 timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run numa \
 	--jobs=2 --kunitconfig="$debug_config" --kernel_args preempt=full
 debug_built=$kernel_built
