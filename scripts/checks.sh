@@ -196,6 +196,9 @@ check_guest_layers() {
 	fi
 }
 
+# check_named_tests: one check, that every KUnit case and in-guest test
+# ktask.rst, the cover letter and the commit messages name exists
+# (scripts/named_tests.py).
 check_named_tests() {
 	step "tests named by ktask.rst, the cover letter and the commit messages exist"
 	if out=$(python3 "$top/scripts/named_tests.py" "$tree" "$top" 2>&1); then
