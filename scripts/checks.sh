@@ -184,29 +184,34 @@ summed() {
 	fi
 }
 
+# check_script STEP FAILURE SCRIPT ARG...: one check, that the Python
+# script scripts/SCRIPT passes with ARG...; FAILURE and its output if not.
+check_script() {
+	cs_failure=$2
+	cs_script=$top/scripts/$3
+	step "$1"
+	shift 3
+	if out=$(python3 "$cs_script" "$@" 2>&1); then
+		pass
+	else
+		fail "$cs_failure"
+		printf '%s\n' "$out" | indent
+	fi
+}
+
 # check_guest_layers: one check, that guest/ imports only downward
 # (scripts/guest_layers.py).
 check_guest_layers() {
-	step "guest/: each file includes only the layers below it"
-	if out=$(python3 "$top/scripts/guest_layers.py" "$top/guest" 2>&1); then
-		pass
-	else
-		fail "guest/ imports upward or sideways"
-		printf '%s\n' "$out" | indent
-	fi
+	check_script "guest/: each file includes only the layers below it" \
+		"guest/ imports upward or sideways" guest_layers.py "$top/guest"
 }
 
 # check_named_tests: one check, that every KUnit case and in-guest test
 # ktask.rst, the cover letter and the commit messages name exists
 # (scripts/named_tests.py).
 check_named_tests() {
-	step "tests named by ktask.rst, the cover letter and the commit messages exist"
-	if out=$(python3 "$top/scripts/named_tests.py" "$tree" "$top" 2>&1); then
-		pass
-	else
-		fail "a claim names a test that does not exist"
-		printf '%s\n' "$out" | indent
-	fi
+	check_script "tests named by ktask.rst, the cover letter and the commit messages exist" \
+		"a claim names a test that does not exist" named_tests.py "$tree" "$top"
 }
 
 # skipped STAGE...: the stages that need build/kunit, when it did not build.
