@@ -38,6 +38,9 @@ static struct ktap_state {
 	int	plan;		/* tests the current suite planned */
 	int	tests;		/* of those, reported */
 	int	failed;		/* of those, failed */
+	/* Where the suite's time went: make test must stay inside its bound. */
+	unsigned long long begun_ns, last_ns, longest_ns;
+	char	longest[64];	/* the test that took longest_ns */
 } ktap_static, *ktap = &ktap_static;
 static int ktap_fd = -1;
 
@@ -124,6 +127,9 @@ void ktap_suite_begin(const char *name)
 	ktap->plan = 0;
 	ktap->tests = 0;
 	ktap->failed = 0;
+	ktap->begun_ns = ktap->last_ns = now_ns();
+	ktap->longest_ns = 0;
+	ktap->longest[0] = '\0';
 	ktap_line(INDENT, "KTAP version 1");
 	ktap_line(INDENT, "# Subtest: %s", name);
 }
@@ -145,8 +151,23 @@ void ktap_suite_end(const char *name)
 	if (ktap->tests < ktap->plan)
 		ktap_diag("%d of %d planned results: the rest are missing",
 			  ktap->tests, ktap->plan);
+	ktap_diag("time: %.1f s, longest %s %.1f s",
+		  (now_ns() - ktap->begun_ns) / 1e9, ktap->longest,
+		  ktap->longest_ns / 1e9);
 	ktap_line("", "%sok %d %s", ktap->failed ? "not " : "", ktap->suites,
 		  name);
+}
+
+/* The time since the last result (or the suite's start) went to @name. */
+static void note_time(const char *name)
+{
+	unsigned long long now = now_ns();
+
+	if (now - ktap->last_ns > ktap->longest_ns) {
+		ktap->longest_ns = now - ktap->last_ns;
+		snprintf(ktap->longest, sizeof(ktap->longest), "%s", name);
+	}
+	ktap->last_ns = now;
 }
 
 /*
@@ -165,6 +186,7 @@ static void result(int ok, const char *skip, const char *name,
 	}
 	ktap->tests++;
 	ktap->failed += !ok;
+	note_time(name);
 	ktap_line(INDENT, "%s %d %s%s%s%s", ok ? "ok" : "not ok", ktap->tests,
 		  name, *skip || *text ? " # " : "", skip, text);
 }

@@ -53,7 +53,7 @@ static void print_map(const char *name, const char *label,
 		  r->unmapped, r->locked_left, r->pinned_left, r->wall_ns);
 }
 
-#define MAP_SIZE	SZ_1G		/* 8 chunks: work for every vCPU */
+#define MAP_SIZE	(512UL << 20)	/* 4 chunks: one for each vCPU */
 #define PROBES		8
 
 /*
@@ -172,7 +172,7 @@ static int drop_ipc_lock(void)
 	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
-#define LIMIT_MAP	SZ_1G
+#define LIMIT_MAP	(512UL << 20)	/* 4 chunks */
 
 /*
  * In a child without CAP_IPC_LOCK, RLIMIT_MEMLOCK at a little over half
@@ -335,15 +335,17 @@ static void memlock_two_child(int vcpus)
 
 /*
  * A map over an IOVA range that is mapped already fails with EEXIST and
- * charges nothing; the first mapping is whole.
+ * charges nothing; the first mapping is whole.  The memory is not touched
+ * first: what the maps fault in is part of what they charge.
  */
 static void test_exist(int vcpus)
 {
-	unsigned char *buf = tagged_buffer(2 * EXIST_MAP);
+	unsigned char *buf = mmap(NULL, 2 * EXIST_MAP, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	long long vm0, pins0, vm1, pins1, unmapped;
 	int err1, err2;
 
-	if (!buf) {
+	if (buf == MAP_FAILED) {
 		report(0, "vfio_eexist", "mmap: %s", strerror(errno));
 		return;
 	}
@@ -367,7 +369,7 @@ static void test_exist(int vcpus)
 }
 
 #define CYCLES		4
-#define CYCLE_MAP	(512UL << 20)
+#define CYCLE_MAP	(256UL << 20)	/* 2 chunks: the least that splits */
 #define FREE_SLACK_KB	(8 << 10)	/* far below one chunk, 128 MiB */
 
 /* mmap, map, unmap and munmap CYCLE_MAP; whether the map and unmap worked. */

@@ -57,9 +57,15 @@ fragment() {
 }
 
 # configure LINES: write build/matrix/.config; print what did not stick.
+# allnoconfig is the same for every configuration: made once a run.
 configure() {
 	mkdir -p "$dir"
-	kmake allnoconfig >/dev/null
+	if [ -f "$dir/allno.config" ]; then
+		cp "$dir/allno.config" "$dir/.config"
+	else
+		kmake allnoconfig >/dev/null
+		cp "$dir/.config" "$dir/allno.config"
+	fi
 	fragment "$1" >"$dir/variant.config"
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$dir" "$dir/.config" \
 		"$top/configs/guest.config" "$top/configs/run.config" \
@@ -162,6 +168,7 @@ build_one() {
 }
 
 need_tree
+rm -f "$dir/allno.config"
 files=$(changed_files | grep '\.c$' | sort -u)
 [ -n "$files" ] || die "the series changes no .c file"
 only=${MATRIX:-}

@@ -41,17 +41,26 @@ def die(msg):
     sys.exit('error: ' + msg)
 
 
-# make test's boots of build/kunit (scripts/test.sh): name, machine
-# (configs/kunit-qemu.py), case glob, kernel arguments, and whether a skip
-# fails (the boot is made for that one case: test.sh's expect_case_ran).
-# The first builds the kernel (kunit.py run); the others boot it (exec)
-# for a survivor.
-BOOTS = [
-    ('numa', 'numa', None, ['preempt=full'], False),
-    ('smt', 'smt', 'ktask.ktask_test_*per_core', [], False),
-    ('isolated', 'numa', 'ktask.ktask_test_isolated_cpu', ['isolcpus=3'],
-     True),
-]
+def kunit_boots():
+    """make test's boots of build/kunit after the suite's own, as
+    scripts/kunit-boots lists them: name, machine (configs/kunit-qemu.py),
+    case glob, kernel arguments, and whether a skip fails."""
+    boots = []
+    with open(os.path.join(TOP, 'scripts', 'kunit-boots')) as f:
+        for line in f:
+            fields = line.split()
+            if not fields or fields[0].startswith('#'):
+                continue
+            name, machine, ran, glob = fields[:4]
+            args = [a for a in fields[4:] if a != '-']
+            boots.append((name, machine, glob, args, ran == 'must'))
+    return boots
+
+
+# The suite's boot, as make test's first (scripts/test.sh) builds and
+# boots it (kunit.py run), then the boots of scripts/kunit-boots (exec) for
+# a survivor.
+BOOTS = [('numa', 'numa', None, ['preempt=full'], False)] + kunit_boots()
 
 
 def kunit_command(action, glob, kernel_args):

@@ -28,10 +28,14 @@
 #               in a serial job's, held by the start function; it must
 #               run and pass, not skip, and the console must have that
 #               one report
-#   smt         the same kernel booted with 2 cores of 2 SMT threads, for
-#               the cases that need SMT (named *per_core: one thread per
-#               core, caps in cores, a busy sibling), in the
-#               kernel's own preemption model (none), as the guest boots
+#   boots       the same kernel booted once more for each group of cases
+#               that needs a machine or kernel arguments of its own
+#               (scripts/kunit-boots, which make mutate reads too): 2
+#               cores of 2 SMT threads for the *per_core cases (one thread
+#               per core, caps in cores, a busy sibling), in the kernel's
+#               own preemption model (none), as the guest boots; CPU 3
+#               isolated (isolcpus=3) for the isolated-CPU case, which
+#               must run there, not skip
 #   guest       the same kernel booted again, its tests off, with guest/
 #               as PID 1 in test mode: what needs a user task as the caller
 #               (helpers in its process, its affinity, its cgroup's
@@ -99,9 +103,16 @@ check_patches() {
 		return 0
 	fi
 	step "checkpatch --strict on $(echo "$list" | wc -l) patches"
+	# One checkpatch per CPU (a patch takes 1-3 s), each to its own file;
+	# read in the order of the series.
+	outdir=$build/checkpatch
+	rm -rf "$outdir"
+	mkdir -p "$outdir"
+	printf '%s\n' $list | (cd "$tree" && xargs -P "$(nproc)" -I{} sh -c \
+		'scripts/checkpatch.pl --strict --no-summary --terse "$1/$3" >"$2/$3.out" 2>&1 || true' \
+		sh "$top/patches" "$outdir" {})
 	for p in $list; do
-		out=$(cd "$tree" && scripts/checkpatch.pl --strict --no-summary \
-			--terse "$top/patches/$p" 2>&1) || true
+		out=$(cat "$outdir/$p.out" 2>/dev/null || echo "ERROR: checkpatch did not run")
 		if printf '%s\n' "$out" | grep -q -E '(ERROR|WARNING|CHECK):'; then
 			fail "checkpatch $p (details: cd build/linux && scripts/checkpatch.pl --strict ../../patches/$p)"
 			printf '%s\n' "$out" | indent
@@ -187,14 +198,24 @@ run_lockdep() {
 	done
 }
 
-# The case about isolated CPUs, in a boot of its own with CPU 3 isolated
-# from the scheduler's domains; it skips in every other boot, so a skip
-# here fails.
-run_kunit_isolated() {
-	run_kunit isolated "$build/kunit" exec numa \
-		'ktask.ktask_test_isolated_cpu' --kernel_args isolcpus=3
-	expect_case_ran isolated
-	check_splats "kunit (isolated): kernel reports" "$build/kunit-isolated-console.log"
+# The boots of scripts/kunit-boots: the cases that need SMT, or CPU 3
+# isolated from the scheduler's domains, each in a boot of its own.
+kunit_boots() {
+	grep -v -e '^#' -e '^[[:space:]]*$' "$top/scripts/kunit-boots"
+}
+
+run_kunit_boots() {
+	while read -r name machine ran cases args; do
+		set --
+		[ "$args" = - ] || for a in $args; do
+			set -- "$@" --kernel_args "$a"
+		done
+		run_kunit "$name" "$build/kunit" exec "$machine" "$cases" "$@" </dev/null
+		[ "$ran" != must ] || expect_case_ran "$name"
+		check_splats "kunit ($name): kernel reports" "$build/kunit-$name-console.log"
+	done <<EOF
+$(kunit_boots)
+EOF
 }
 
 # make run SCALE=1 (it builds build/run's kernel): one check, its exit
@@ -260,17 +281,17 @@ if [ -n "$debug_built" ]; then
 	check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
 	check_preempt "kunit (ktask)" "$build/kunit-console.log" full
 	timed "kunit, lockdep" run_lockdep
-	run_kunit smt "$build/kunit" exec smt \
-		'ktask.ktask_test_*per_core'
-	check_splats "kunit (smt): kernel reports" "$build/kunit-smt-console.log"
-	run_kunit_isolated
+	run_kunit_boots
 	timed "guest tests" run_guest_tests
 	timed "guest serial boot" run_guest_meminfo
 	timed "guest memoryless node" run_guest_memless
 	timed "W=1" check_w1
 	timed sparse summed sparse "$build/sparse.log" 1200 "$top/scripts/sparse.sh"
 else
-	skipped "kunit (smt)" "kunit (isolated)" guest "guest serial boot" "guest memoryless node" W=1 sparse
+	for name in $(kunit_boots | awk '{ print $1 }'); do
+		skipped "kunit ($name)"
+	done
+	skipped guest "guest serial boot" "guest memoryless node" W=1 sparse
 fi
 timed matrix summed matrix "$build/matrix.log" 3600 "$top/scripts/matrix.sh"
 if [ "$tier" = gauntlet ]; then
