@@ -152,7 +152,8 @@ void ktap_suite_end(const char *name)
 		ktap_diag("%d of %d planned results: the rest are missing",
 			  ktap->tests, ktap->plan);
 	ktap_diag("time: %.1f s, longest %s %.1f s",
-		  (now_ns() - ktap->begun_ns) / 1e9, ktap->longest,
+		  (now_ns() - ktap->begun_ns) / 1e9,
+		  ktap->longest[0] ? ktap->longest : "(none)",
 		  ktap->longest_ns / 1e9);
 	ktap_line("", "%sok %d %s", ktap->failed ? "not " : "", ktap->suites,
 		  name);

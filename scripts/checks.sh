@@ -119,7 +119,7 @@ count_ktap() {
 		"$1" "${ck_summary:-kunit.py parse did not finish}" "${ck_retries:-0}"
 	grep -a '^    \(not \)\?ok ' "$2" 2>/dev/null | tr -d '\r' | cut -c1-200 || true
 	# Where the boot's time went (guest/ktap.c: ktap_suite_end()).
-	tr -d '\r' <"$2" 2>/dev/null | awk '
+	tr -d '\r' 2>/dev/null <"$2" | awk '
 		/^    # time: / { t = substr($0, 13) }
 		/^(not )?ok / && t != "" { printf "    time of %s: %s\n", $NF, t; t = "" }' || true
 	# shellcheck disable=SC2046 # three numbers

@@ -51,9 +51,14 @@ def kunit_boots():
             fields = line.split()
             if not fields or fields[0].startswith('#'):
                 continue
+            if len(fields) < 5 or fields[2] not in ('may', 'must'):
+                die('scripts/kunit-boots: not NAME MACHINE may|must CASES '
+                    'ARGS: ' + line.strip())
             name, machine, ran, glob = fields[:4]
             args = [a for a in fields[4:] if a != '-']
             boots.append((name, machine, glob, args, ran == 'must'))
+    if not boots:
+        die('scripts/kunit-boots lists no boot')
     return boots
 
 

@@ -103,16 +103,27 @@ check_patches() {
 		return 0
 	fi
 	step "checkpatch --strict on $(echo "$list" | wc -l) patches"
-	# One checkpatch per CPU (a patch takes 1-3 s), each to its own file;
-	# read in the order of the series.
+	# One checkpatch per CPU (a patch takes 1-3 s), each to its own file
+	# with its exit status; read in the order of the series.  What did
+	# not run has no status, and fails below.
 	outdir=$build/checkpatch
 	rm -rf "$outdir"
 	mkdir -p "$outdir"
-	printf '%s\n' $list | (cd "$tree" && xargs -P "$(nproc)" -I{} sh -c \
-		'scripts/checkpatch.pl --strict --no-summary --terse "$1/$3" >"$2/$3.out" 2>&1 || true' \
-		sh "$top/patches" "$outdir" {})
+	printf '%s\n' $list | tr '\n' '\0' | (cd "$tree" && xargs -0 -P "$(host_cpus)" -I{} sh -c \
+		'scripts/checkpatch.pl --strict --no-summary --terse "$1/$3" >"$2/$3.out" 2>&1; echo $? >"$2/$3.rc"' \
+		sh "$top/patches" "$outdir" {}) || true
 	for p in $list; do
-		out=$(cat "$outdir/$p.out" 2>/dev/null || echo "ERROR: checkpatch did not run")
+		out=$(cat "$outdir/$p.out" 2>/dev/null) || true
+		rc=$(cat "$outdir/$p.rc" 2>/dev/null) || rc=
+		# 0: clean, 1: something to report; else it did not finish.
+		case $rc in
+		0 | 1) ;;
+		*)
+			fail "checkpatch $p: exit ${rc:-status missing}, it did not finish"
+			printf '%s\n' "$out" | tail -n 5 | indent
+			continue
+			;;
+		esac
 		if printf '%s\n' "$out" | grep -q -E '(ERROR|WARNING|CHECK):'; then
 			fail "checkpatch $p (details: cd build/linux && scripts/checkpatch.pl --strict ../../patches/$p)"
 			printf '%s\n' "$out" | indent
@@ -201,15 +212,26 @@ run_lockdep() {
 # The boots of scripts/kunit-boots: the cases that need SMT, or CPU 3
 # isolated from the scheduler's domains, each in a boot of its own.
 kunit_boots() {
-	grep -v -e '^#' -e '^[[:space:]]*$' "$top/scripts/kunit-boots"
+	grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$top/scripts/kunit-boots"
 }
 
 run_kunit_boots() {
+	[ -n "$(kunit_boots)" ] || fail "scripts/kunit-boots lists no boot"
 	while read -r name machine ran cases args; do
+		[ -n "$name" ] || continue
+		case $ran in
+		may | must) ;;
+		*)
+			fail "scripts/kunit-boots: boot $name: RAN is \"$ran\", not may or must"
+			continue
+			;;
+		esac
 		set --
-		[ "$args" = - ] || for a in $args; do
-			set -- "$@" --kernel_args "$a"
+		set -f
+		for a in $args; do
+			[ "$a" = - ] || set -- "$@" --kernel_args "$a"
 		done
+		set +f
 		run_kunit "$name" "$build/kunit" exec "$machine" "$cases" "$@" </dev/null
 		[ "$ran" != must ] || expect_case_ran "$name"
 		check_splats "kunit ($name): kernel reports" "$build/kunit-$name-console.log"
