@@ -5,10 +5,12 @@ Puts each mutation of scripts/ktask_mutants.py into build/linux's
 kernel/ktask.c in turn, builds make test's debug KUnit kernel
 (build/kunit) and boots the suite on the NUMA machine with preempt=full,
 as make test's first KUnit stage does, then puts the file back.  A
-mutation the suite passes is booted again as make test's SMT and
-isolated-CPU stages boot the same kernel, for the cases that skip on the
-NUMA machine.  What survives all three is a rule no KUnit case checks;
-the lockdep boots (judged by their console) and the in-guest tests may
+mutation the suite passes is booted again as make test boots the same
+kernel for the cases that skip on the NUMA machine (scripts/kunit-boots:
+the lockdep case three times, the SMT cases, the isolated-CPU case).
+Each boot is judged as make test judges it: its cases, then its console
+(scripts/splat.py: no kernel report, or the one the table names).  What
+survives them all is a rule no KUnit case checks; the in-guest tests may
 still check it: where to look, not a verdict.
 
 Usage: scripts/mutate.py [INDEX...] [--glob 'ktask.ktask_test_*']
@@ -16,7 +18,7 @@ Usage: scripts/mutate.py [INDEX...] [--glob 'ktask.ktask_test_*']
 per mutation (KILLED, SURVIVED, NOBUILD or NOBOOT, the boot that killed
 it and the cases that failed, or that skipped in a boot made for them)
 and writes them to build/mutate.log.  About 70 s per mutation once
-build/kunit is built (make test builds it), 80 s more for a survivor.
+build/kunit is built (make test builds it), 110 s more for a survivor.
 Run nothing else that boots a kernel meanwhile; builds of the harness
 wait for it (build/.kbuild.lock).
 """
@@ -44,19 +46,21 @@ def die(msg):
 def kunit_boots():
     """make test's boots of build/kunit after the suite's own, as
     scripts/kunit-boots lists them: name, machine (configs/kunit-qemu.py),
-    case glob, kernel arguments, and whether a skip fails."""
+    case glob, kernel arguments, whether a skip fails, and the console's
+    one expected report (scripts/splat.py), or 'clean'."""
     boots = []
     with open(os.path.join(TOP, 'scripts', 'kunit-boots')) as f:
         for line in f:
             fields = line.split()
             if not fields or fields[0].startswith('#'):
                 continue
-            if len(fields) < 5 or fields[2] not in ('may', 'must'):
-                die('scripts/kunit-boots: not NAME MACHINE may|must CASES '
-                    'ARGS: ' + line.strip())
-            name, machine, ran, glob = fields[:4]
-            args = [a for a in fields[4:] if a != '-']
-            boots.append((name, machine, glob, args, ran == 'must'))
+            if len(fields) < 6 or fields[2] not in ('may', 'must'):
+                die('scripts/kunit-boots: not NAME MACHINE may|must '
+                    'CONSOLE CASES ARGS: ' + line.strip())
+            name, machine, ran, console, glob = fields[:5]
+            args = [a for a in fields[5:] if a != '-']
+            boots.append((name, machine, glob, args, ran == 'must',
+                          console))
     if not boots:
         die('scripts/kunit-boots lists no boot')
     return boots
@@ -65,7 +69,8 @@ def kunit_boots():
 # The suite's boot, as make test's first (scripts/test.sh) builds and
 # boots it (kunit.py run), then the boots of scripts/kunit-boots (exec) for
 # a survivor.
-BOOTS = [('numa', 'numa', None, ['preempt=full'], False)] + kunit_boots()
+BOOTS = [('numa', 'numa', None, ['preempt=full'], False, 'clean')] + \
+    kunit_boots()
 
 
 def kunit_command(action, glob, kernel_args):
@@ -86,7 +91,23 @@ def kunit_command(action, glob, kernel_args):
     return cmd + ([glob] if glob else [])
 
 
-def run_boot(action, machine, glob, kernel_args, must_run, env):
+def console_verdict(console):
+    """KILLED by the console of the last boot, as make test's check of it
+    (scripts/splat.py) would fail, or SURVIVED."""
+    cmd = ['python3', os.path.join(TOP, 'scripts', 'splat.py')]
+    if console != 'clean':
+        cmd += ['--expect', console]
+    out = subprocess.run(cmd + [os.path.join(TOP, 'build', 'kunit',
+                                             'test.log')],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, errors='replace')
+    if out.returncode:
+        return 'KILLED', ['(console: %s)' % out.stdout.strip()
+                          .splitlines()[-1:][0]]
+    return 'SURVIVED', []
+
+
+def run_boot(action, machine, glob, kernel_args, must_run, console, env):
     """One boot's verdict on the tree as it is, and the failed cases."""
     env = dict(env, KTASK_KUNIT_MACHINE=machine)
     out = subprocess.run(kunit_command(action, glob, kernel_args),
@@ -104,18 +125,18 @@ def run_boot(action, machine, glob, kernel_args, must_run, env):
     skipped = re.findall(r'\[SKIPPED\] (ktask_test_\w+)', out)
     if must_run and skipped:
         return 'KILLED', ['(skipped)'] + skipped
-    return 'SURVIVED', []
+    return console_verdict(console)
 
 
 def run_suite(glob, env):
     """The verdict of the first boot that kills the mutation, or of all."""
-    for i, (name, machine, boot_glob, kernel_args, must_run) in \
+    for i, (name, machine, boot_glob, kernel_args, must_run, console) in \
             enumerate(BOOTS):
         if i and glob:
             break   # the cases asked for, on the NUMA machine only
         verdict, failed = run_boot('exec' if i else 'run', machine,
                                    glob or boot_glob, kernel_args, must_run,
-                                   env)
+                                   console, env)
         if verdict != 'SURVIVED':
             return verdict, ['(%s)' % name] + failed
     return 'SURVIVED', []

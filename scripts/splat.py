@@ -14,19 +14,27 @@ one of its accesses in a function named ktask_* or *_ktask* (other
 code's races are printed, but not counted); other reports count as
 without it.
 
-With --expect REGEX, a boot that must make one report: exactly one
-report whose lines, joined, match REGEX (Python, DOTALL) is expected;
-none, or more than one, counts as one report.
+With --expect NAME, a boot that must make one report: exactly one
+report whose lines, joined, match EXPECTED[NAME] (Python, DOTALL) is
+expected; none, or more than one, counts as one report.
 
 Prints each report, then a summary line; exits 1 if any counted.
 
-usage: splat.py [--kcsan | --expect REGEX] LOG...
+usage: splat.py [--kcsan | --expect NAME] LOG...
 """
 
 import re
 import sys
 
 MAX_LINES = 60
+
+# The reports a boot of scripts/kunit-boots must make, by name.
+EXPECTED = {
+	# ktask_test_lockdep_inversion: the cycle of the case's job (its
+	# lock class is named after lib/test_ktask.c) and its mutex.
+	'lockdep-cycle': r'(?=.*possible circular locking dependency)'
+			 r'(?=.*\(ktask \S*lib/test_ktask\.c:)(?=.*\(&d\.lock\))',
+}
 
 START = re.compile(
 	r'(WARNING: |BUG: |UBSAN: |ODEBUG: |unreferenced object 0x|'
@@ -109,7 +117,11 @@ def main():
 		args = args[1:]
 	want = None
 	if len(args) > 1 and args[0] == '--expect':
-		want = re.compile(args[1], re.DOTALL)
+		if args[1] not in EXPECTED:
+			print(f'splat.py: no expected report named {args[1]}',
+			      file=sys.stderr)
+			return 2
+		want = re.compile(EXPECTED[args[1]], re.DOTALL)
 		args = args[2:]
 	if not args:
 		print(__doc__.strip().splitlines()[-1], file=sys.stderr)
