@@ -9,16 +9,18 @@ mutation the suite passes is booted again as make test boots the same
 kernel for the cases that skip on the NUMA machine (scripts/kunit-boots:
 the lockdep case three times, the SMT cases, the isolated-CPU case).
 Each boot is judged as make test judges it: its cases, then its console
-(scripts/splat.py: no kernel report, or the one the table names).  What
-survives them all is a rule no KUnit case checks; the in-guest tests may
-still check it: where to look, not a verdict.
+(scripts/splat.py: no kernel report, or the one the table names); not
+the NUMA boot's preemption model, and an oops ends a boot at once
+(panic_on_oops=1), a hang in 2 minutes.  What survives them all is a
+rule no KUnit case checks; the in-guest tests may still check it: where
+to look, not a verdict.
 
 Usage: scripts/mutate.py [INDEX...] [--glob 'ktask.ktask_test_*']
 (--glob: only those cases, and only in the NUMA boot.)  Prints one line
 per mutation (KILLED, SURVIVED, NOBUILD or NOBOOT, the boot that killed
 it and the cases that failed, or that skipped in a boot made for them)
 and writes them to build/mutate.log.  About 70 s per mutation once
-build/kunit is built (make test builds it), 110 s more for a survivor.
+build/kunit is built (make test builds it), 55 s more for a survivor.
 Run nothing else that boots a kernel meanwhile; builds of the harness
 wait for it (build/.kbuild.lock).
 """
@@ -33,6 +35,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, 'scripts'))
 from ktask_mutants import MUTANTS  # noqa: E402
+from splat import EXPECTED  # noqa: E402
 
 TREE = os.path.join(TOP, 'build', 'linux')
 SOURCE = os.path.join(TREE, 'kernel', 'ktask.c')
@@ -58,6 +61,10 @@ def kunit_boots():
                 die('scripts/kunit-boots: not NAME MACHINE may|must '
                     'CONSOLE CASES ARGS: ' + line.strip())
             name, machine, ran, console, glob = fields[:5]
+            if console != 'clean' and console not in EXPECTED:
+                die('scripts/kunit-boots: boot %s: CONSOLE %s is neither '
+                    'clean nor a report of scripts/splat.py' %
+                    (name, console))
             args = [a for a in fields[5:] if a != '-']
             boots.append((name, machine, glob, args, ran == 'must',
                           console))
@@ -91,25 +98,36 @@ def kunit_command(action, glob, kernel_args):
     return cmd + ([glob] if glob else [])
 
 
+CONSOLE = os.path.join(TOP, 'build', 'kunit', 'test.log')
+
+
 def console_verdict(console):
     """KILLED by the console of the last boot, as make test's check of it
     (scripts/splat.py) would fail, or SURVIVED."""
     cmd = ['python3', os.path.join(TOP, 'scripts', 'splat.py')]
     if console != 'clean':
         cmd += ['--expect', console]
-    out = subprocess.run(cmd + [os.path.join(TOP, 'build', 'kunit',
-                                             'test.log')],
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         text=True, errors='replace')
+    out = subprocess.run(cmd + [CONSOLE], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True,
+                         errors='replace')
+    lines = out.stdout.strip().splitlines() or ['exit %d' % out.returncode]
+    if out.returncode == 1:
+        # The first report (or "no report matches"), and the summary.
+        heads = [line for line in lines
+                 if not line.startswith('    |') and '(expected)' not in line]
+        return 'KILLED', ['(console: %s)' % '; '.join(
+            dict.fromkeys(heads[:1] + lines[-1:]))]
     if out.returncode:
-        return 'KILLED', ['(console: %s)' % out.stdout.strip()
-                          .splitlines()[-1:][0]]
+        die('scripts/splat.py on %s: %s' % (CONSOLE, lines[-1]))
     return 'SURVIVED', []
 
 
 def run_boot(action, machine, glob, kernel_args, must_run, console, env):
     """One boot's verdict on the tree as it is, and the failed cases."""
     env = dict(env, KTASK_KUNIT_MACHINE=machine)
+    # No console of an earlier boot to judge this one by.
+    if os.path.exists(CONSOLE):
+        os.unlink(CONSOLE)
     out = subprocess.run(kunit_command(action, glob, kernel_args),
                          cwd=TREE, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True,
@@ -125,6 +143,8 @@ def run_boot(action, machine, glob, kernel_args, must_run, console, env):
     skipped = re.findall(r'\[SKIPPED\] (ktask_test_\w+)', out)
     if must_run and skipped:
         return 'KILLED', ['(skipped)'] + skipped
+    if not re.search(r'\[(PASSED|SKIPPED)\] ktask_test_', out):
+        return 'KILLED', ['(no case ran)']
     return console_verdict(console)
 
 

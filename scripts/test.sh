@@ -209,6 +209,15 @@ run_kunit_boots() {
 			continue
 			;;
 		esac
+		# splat.py exits 2 for a report it has no name for.
+		rc=0
+		[ "$console" = clean ] ||
+			python3 "$top/scripts/splat.py" --expect "$console" \
+				/dev/null >/dev/null 2>&1 || rc=$?
+		if [ -z "$cases" ] || [ "$rc" -eq 2 ]; then
+			fail "scripts/kunit-boots: boot $name: CONSOLE \"$console\" is neither clean nor a report of scripts/splat.py, or no CASES"
+			continue
+		fi
 		set --
 		set -f
 		for a in $args; do
@@ -221,7 +230,7 @@ run_kunit_boots() {
 			check_splats "kunit ($name): kernel reports" \
 				"$build/kunit-$name-console.log"
 		else
-			check_splats "kunit ($name): the $console reported, nothing else" \
+			check_splats "kunit ($name): the $console report, nothing else" \
 				--expect "$console" "$build/kunit-$name-console.log"
 		fi
 	done <<EOF
