@@ -35,7 +35,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, 'scripts'))
 from ktask_mutants import MUTANTS  # noqa: E402
-from splat import EXPECTED  # noqa: E402
+from kunit_boots import boots as kunit_boots_table  # noqa: E402
 
 TREE = os.path.join(TOP, 'build', 'linux')
 SOURCE = os.path.join(TREE, 'kernel', 'ktask.c')
@@ -47,30 +47,16 @@ def die(msg):
 
 
 def kunit_boots():
-    """make test's boots of build/kunit after the suite's own, as
-    scripts/kunit-boots lists them: name, machine (configs/kunit-qemu.py),
-    case glob, kernel arguments, whether a skip fails, and the console's
-    one expected report (scripts/splat.py), or 'clean'."""
-    boots = []
-    with open(os.path.join(TOP, 'scripts', 'kunit-boots')) as f:
-        for line in f:
-            fields = line.split()
-            if not fields or fields[0].startswith('#'):
-                continue
-            if len(fields) < 6 or fields[2] not in ('may', 'must'):
-                die('scripts/kunit-boots: not NAME MACHINE may|must '
-                    'CONSOLE CASES ARGS: ' + line.strip())
-            name, machine, ran, console, glob = fields[:5]
-            if console != 'clean' and console not in EXPECTED:
-                die('scripts/kunit-boots: boot %s: CONSOLE %s is neither '
-                    'clean nor a report of scripts/splat.py' %
-                    (name, console))
-            args = [a for a in fields[5:] if a != '-']
-            boots.append((name, machine, glob, args, ran == 'must',
-                          console))
-    if not boots:
-        die('scripts/kunit-boots lists no boot')
-    return boots
+    """make test's boots of build/kunit after the suite's own
+    (scripts/kunit-boots, read by scripts/kunit_boots.py): name, machine
+    (configs/kunit-qemu.py), case glob, kernel arguments, whether a skip
+    fails, and the console's one expected report, or 'clean'."""
+    try:
+        rows = kunit_boots_table()
+    except (OSError, ValueError) as e:
+        die('scripts/kunit-boots: %s' % e)
+    return [(name, machine, cases, args, ran == 'must', console)
+            for name, machine, ran, console, cases, args in rows]
 
 
 # The suite's boot, as make test's first (scripts/test.sh) builds and
