@@ -2,7 +2,8 @@
 /*
  * The core's tests that KUnit cannot do because they need a user task as
  * the caller, whose helpers are threads of its own process: helpers in
- * the process, who forks them, its affinity, ktask.max_threads, the trace
+ * the process, who forks them, its affinity, isolated CPUs (a boot of
+ * their own: run_isolated_tests()), ktask.max_threads, the trace
  * events and its cgroup's cpu.max, each on the self-benchmark's cpu job.
  */
 #define _GNU_SOURCE
@@ -551,6 +552,66 @@ static void test_helpers_stop(int vcpus)
 	in_child(signal_frozen_child, vcpus, frozen_test);
 	in_child(signal_stopped_child, vcpus, group_stop_test);
 	rmdir(SIGNAL_CG);
+}
+
+/* The CPUs of a sysfs list (cpulist_parse()) into *@mask: 0, or -1 reported. */
+static int read_cpus(const char *name, const char *path,
+		     unsigned long long *mask)
+{
+	char list[256];
+
+	if (!read_line(path, list, sizeof(list)) && !cpulist_parse(list, mask))
+		return 0;
+	report(0, name, "cannot read the CPUs of %s", path);
+	return -1;
+}
+
+static const char *const isolated_test[] = { "isolated_helpers", NULL };
+
+/*
+ * A user task's helpers are never placed on a CPU isolated from the
+ * scheduler's domains (isolcpus=), even when the caller itself may run
+ * there: make test's memoryless-node boot isolates CPU 7 for this test,
+ * whose caller may run on every online CPU.  What is checked is each
+ * helper's affinity as it took its first chunk (the self-benchmark's
+ * helper_cpus=), not where it happened to run, which an idle isolated
+ * CPU would make a matter of luck.  KUnit ktask_test_isolated_cpu checks
+ * the count, and a kernel thread's workers, whose workqueue keeps them
+ * off isolated CPUs too.
+ */
+static void isolated_child(int vcpus)
+{
+	const char *name = isolated_test[0];
+	unsigned long long online, isolated;
+	struct bench_result res;
+	int tries, err;
+
+	if (read_cpus(name, "/sys/devices/system/cpu/online", &online) ||
+	    read_cpus(name, "/sys/devices/system/cpu/isolated", &isolated))
+		return;
+	if (!isolated || !(online & ~isolated)) {
+		report(0, name, "needs a boot with an isolated CPU and others (isolcpus=)");
+		return;
+	}
+	/* init runs on the housekeeping CPUs alone (sched_init_smp()). */
+	err = run_on_cpus(online);
+	if (err) {
+		report(0, name, "sched_setaffinity: %s", strerror(-err));
+		return;
+	}
+	tries = helpers_retried(name, vcpus, 2, &res);
+	if (tries < 0)
+		return;
+	report(res.helper_cpus && !(res.helper_cpus & isolated), name,
+	       "caller on CPUs %#llx, %#llx isolated: helpers allowed on %#llx (want some, none isolated), used=%d, run %d",
+	       online, isolated, res.helper_cpus, res.used, tries);
+}
+
+/* Where a user task's helpers may run, in a boot with isolated CPUs. */
+void run_isolated_tests(const struct boot *b)
+{
+	ktap_plan(1);
+	in_child(isolated_child, b->vcpus, isolated_test);
 }
 
 /* The core's tests from a user task, each one result. */

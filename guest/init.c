@@ -29,6 +29,8 @@
  *	zone_device	its test of device memory's struct pages alone
  *	migrate		its tests of page migration alone
  *	core		its tests of a user task as the caller alone
+ *	isolated	a user task's helpers and isolated CPUs, for make
+ *			test's memoryless-node boot (isolcpus=7)
  *	faults		its fault injection and leak tests alone
  *	kselftest	the kernel's long mm selftests
  *	kselftest-compare	the selftests that fail on 6.12 as it is, on
@@ -106,6 +108,7 @@ static const struct mode {
 	{ "zone_device", 0, { { "zone_device", run_zone_device_tests } } },
 	{ "migrate", 0, { { "migrate", run_migrate_tests } } },
 	{ "core", 1, { { "core", run_core_tests } } },
+	{ "isolated", 1, { { "isolated", run_isolated_tests } } },
 	{ "guarantees", 0, { { "guarantees", run_guarantee_tests },
 			     { "leftovers", run_leftover_tests } } },
 	{ "faults", 1, { { "faults", run_fault_tests },

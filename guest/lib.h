@@ -58,6 +58,8 @@ struct bench_result {
 	int			start_threads;
 	/* nodes other than the caller's its helpers were bound to ("numa") */
 	int			away;
+	/* CPUs its helpers were allowed on (bit n: CPU n); ~0 if unreadable */
+	unsigned long long	helper_cpus;
 };
 
 /* sys.c */
@@ -68,6 +70,8 @@ unsigned long long now_ns(void);
 long long self_cpu_ns(void);
 int mknod_from(const char *path, const char *sysfs_dev, mode_t type);
 int count_nodes(void);
+int cpulist_parse(const char *list, unsigned long long *mask);
+int run_on_cpus(unsigned long long mask);
 long long free_kb(void);
 long long free_slack_kb(long long plain_kb);
 int ksym_range(const char *name, unsigned long long *start,

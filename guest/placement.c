@@ -93,26 +93,17 @@ struct placed {
 /* Run on the CPUs of @node only: 0, or -1 with errno. */
 static int run_on_node(int node)
 {
-	char path[64], list[256], *at = list;
-	cpu_set_t set;
-	int first, last;
+	char path[64], list[256];
+	unsigned long long mask;
+	int ret;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
 		 node);
-	if (read_line(path, list, sizeof(list)))
-		return -1;
-	CPU_ZERO(&set);
-	while (sscanf(at, "%d", &first) == 1) {
-		last = first;
-		at += strspn(at, "0123456789");
-		if (*at == '-' && sscanf(++at, "%d", &last) == 1)
-			at += strspn(at, "0123456789");
-		while (first <= last)
-			CPU_SET(first++, &set);
-		if (*at++ != ',')
-			break;
-	}
-	return sched_setaffinity(0, sizeof(set), &set);
+	ret = read_line(path, list, sizeof(list));
+	if (!ret)
+		ret = cpulist_parse(list, &mask) ? -EINVAL : run_on_cpus(mask);
+	errno = -ret;
+	return ret ? -1 : 0;
 }
 
 static int policy_set(int mode, unsigned long nodes)

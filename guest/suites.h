@@ -44,6 +44,7 @@ void run_vfio_tests(const struct boot *b);		/* vfio.c */
 void run_kselftests_quick(const struct boot *b);	/* kselftest.c */
 void run_kselftests_long(const struct boot *b);
 void run_core_tests(const struct boot *b);		/* core.c */
+void run_isolated_tests(const struct boot *b);
 void run_fault_tests(const struct boot *b);		/* faults.c */
 void run_guarantee_tests(const struct boot *b);		/* guarantees.c */
 void run_leftover_tests(const struct boot *b);		/* leftovers.c */

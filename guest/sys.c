@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,46 @@ int count_nodes(void)
 		n = g.gl_pathc;
 	globfree(&g);
 	return n;
+}
+
+/*
+ * The CPUs of a list as the kernel prints one ("0-2,5", "" for none) into
+ * *@mask, bit n for CPU n: 0, or -1 if it names a CPU past 63 (no guest
+ * has that many) or is malformed.
+ */
+int cpulist_parse(const char *list, unsigned long long *mask)
+{
+	char *end;
+	unsigned long first, last;
+
+	*mask = 0;
+	while (*list) {
+		first = strtoul(list, &end, 10);
+		last = first;
+		if (end == list)
+			return -1;
+		if (*end == '-')
+			last = strtoul(end + 1, &end, 10);
+		if (last < first || last > 63 || (*end && *end != ','))
+			return -1;
+		while (first <= last)
+			*mask |= 1ULL << first++;
+		list = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* Let this task run on the CPUs of @mask (cpulist_parse()): 0 or -errno. */
+int run_on_cpus(unsigned long long mask)
+{
+	cpu_set_t set;
+	int cpu;
+
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < 64; cpu++)
+		if (mask & (1ULL << cpu))
+			CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
 int write_str(const char *path, const char *s)
@@ -223,8 +264,8 @@ int ksym_range(const char *name, unsigned long long *start,
 int bench_run_as(const char *job, int threads, const char *caller,
 		 struct bench_result *res)
 {
+	char cmd[64], list[128];
 	const char *at;
-	char cmd[64];
 	int ret;
 
 	snprintf(cmd, sizeof(cmd), "%s %d %s\n", job, threads, caller);
@@ -241,6 +282,12 @@ int bench_run_as(const char *job, int threads, const char *caller,
 	res->away = field(res->line, " away=");
 	at = strstr(res->line, " sum=");
 	res->sum = at ? strtoull(at + 5, NULL, 16) : 0;
+	at = strstr(res->line, " helper_cpus=");
+	list[0] = '\0';
+	if (at)
+		sscanf(at + strlen(" helper_cpus="), "%127s", list);
+	if (!at || cpulist_parse(list, &res->helper_cpus))
+		res->helper_cpus = ~0ULL;
 	return 0;
 }
 

@@ -62,15 +62,18 @@ run_guest_meminfo() {
 # deferred init counts CPUs, not cores, and plans the 4 threads of node 0;
 # fallocate() from node 1 under each memory policy must bind its helpers
 # as ktask_mem_node() says and put every page on node 0, where the serial
-# code puts it (placement.c).
+# code puts it (placement.c).  CPU 7, the second thread of node 1's
+# second core, is isolated (isolcpus=7): a user task that may run on
+# every CPU must get no helper that may run there (core.c:
+# isolated_helpers); node 1 still has two cores for placement's helpers.
 run_guest_memless() {
 	log=$build/run/memless-console.log
-	step "guest: a memoryless node 1, hugepages=0:1,1:1 of 1 GiB, 2 SMT threads per core (log: build/run/${log##*/})"
+	step "guest: a memoryless node 1, hugepages=0:1,1:1 of 1 GiB, 2 SMT threads per core, CPU 7 isolated (log: build/run/${log##*/})"
 	rc=0
 	rm -f "$log" "$(ktap_file "$log")"
 	watched "guest (memoryless node)" "$log" "" "$ktap_done" \
-		env PROFILE=memless TIMEOUT="$(stage_limit 900)" \
-		MODE=meminfo,placement CONSOLE=memless-console.log \
+		env PROFILE=memless TIMEOUT="$(stage_limit 900)" APPEND=isolcpus=7 \
+		MODE=meminfo,placement,isolated CONSOLE=memless-console.log \
 		"$top/scripts/run.sh" >"$build/guest-memless.log" 2>&1 || rc=$?
 	pool=$(sed -n 's/.*ktask-meminfo: 1G pool \([0-9-]*\) pages.*/\1/p' "$log" 2>/dev/null | tail -1)
 	if [ "$rc" -eq 0 ] && [ "$pool" = 2 ]; then

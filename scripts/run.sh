@@ -104,7 +104,7 @@ kernel=$out/arch/x86/boot/bzImage
 base_out=$build/run-baseline
 pages_2m=${HUGEPAGES_2M:-528}
 case $mode in
-test|test,*|meminfo|meminfo,*|core|faults|falloc|vfio|guarantees|zone_device|migrate|kselftest)
+test|test,*|meminfo|meminfo,*|core|isolated|faults|falloc|vfio|guarantees|zone_device|migrate|kselftest)
 	# make test's boots: the KUnit kernel, not the run kernel.
 	log=$out/${CONSOLE:-$(printf '%s' "$mode" | tr , -)-console.log}
 	kernel=$build/kunit/arch/x86/boot/bzImage

@@ -32,7 +32,7 @@
 #               cores of 2 SMT threads for the *per_core cases (one thread
 #               per core, caps in cores, a busy sibling), in the kernel's
 #               own preemption model (none), as the guest boots; CPU 3
-#               isolated (isolcpus=3) for the isolated-CPU case.  The
+#               isolated (isolcpus=3) for the isolated-CPU cases.  The
 #               lockdep and isolated cases must run there, not skip
 #   guest       the same kernel booted again, its tests off, with guest/
 #               as PID 1 in test mode: what needs a user task as the caller
@@ -44,7 +44,8 @@
 #               crashed one); then a serial boot (ktask.max_threads=1)
 #               that must leave the same memory, and a boot with a
 #               memoryless node whose boot-time 1 GiB pages must all be
-#               gathered
+#               gathered, and CPU 7 isolated (isolcpus=7), where a user
+#               task's helpers must not be allowed to run
 #   w=1         the .c files the series touches, rebuilt with W=1
 #   sparse      no sparse warning that baseline does not have
 #               (scripts/sparse.sh, against configs/sparse-baseline.txt)
