@@ -554,13 +554,14 @@ static void test_helpers_stop(int vcpus)
 	rmdir(SIGNAL_CG);
 }
 
-/* The CPUs of a sysfs list (cpulist_parse()) into *@mask: 0, or -1 reported. */
-static int read_cpus(const char *name, const char *path,
-		     unsigned long long *mask)
+/*
+ * The CPUs of a sysfs list into *@set, and the list into @list: 0, or -1
+ * reported.
+ */
+static int read_cpus(const char *name, const char *path, char *list,
+		     size_t size, struct cpus *set)
 {
-	char list[256];
-
-	if (!read_line(path, list, sizeof(list)) && !cpulist_parse(list, mask))
+	if (!read_line(path, list, size) && !cpulist_parse(list, set))
 		return 0;
 	report(0, name, "cannot read the CPUs of %s", path);
 	return -1;
@@ -575,26 +576,30 @@ static const char *const isolated_test[] = { "isolated_helpers", NULL };
  * whose caller may run on every online CPU.  What is checked is each
  * helper's affinity as it took its first chunk (the self-benchmark's
  * helper_cpus=), not where it happened to run, which an idle isolated
- * CPU would make a matter of luck.  KUnit ktask_test_isolated_cpu checks
- * the count, and a kernel thread's workers, whose workqueue keeps them
- * off isolated CPUs too.
+ * CPU would make a matter of luck.  KUnit ktask_test_isolated_cpu and
+ * ktask_test_isolated_cap check the count and the caps, and a kernel
+ * thread's workers, whose workqueue keeps them off isolated CPUs too.
  */
 static void isolated_child(int vcpus)
 {
 	const char *name = isolated_test[0];
-	unsigned long long online, isolated;
+	char online_list[256], isolated_list[256];
+	struct cpus online, isolated;
 	struct bench_result res;
+	const char *helpers;
 	int tries, err;
 
-	if (read_cpus(name, "/sys/devices/system/cpu/online", &online) ||
-	    read_cpus(name, "/sys/devices/system/cpu/isolated", &isolated))
+	if (read_cpus(name, "/sys/devices/system/cpu/online", online_list,
+		      sizeof(online_list), &online) ||
+	    read_cpus(name, "/sys/devices/system/cpu/isolated", isolated_list,
+		      sizeof(isolated_list), &isolated))
 		return;
-	if (!isolated || !(online & ~isolated)) {
-		report(0, name, "needs a boot with an isolated CPU and others (isolcpus=)");
+	if (cpus_empty(&isolated)) {
+		report(0, name, "needs a boot with an isolated CPU (isolcpus=)");
 		return;
 	}
 	/* init runs on the housekeeping CPUs alone (sched_init_smp()). */
-	err = run_on_cpus(online);
+	err = run_on_cpus(&online);
 	if (err) {
 		report(0, name, "sched_setaffinity: %s", strerror(-err));
 		return;
@@ -602,9 +607,12 @@ static void isolated_child(int vcpus)
 	tries = helpers_retried(name, vcpus, 2, &res);
 	if (tries < 0)
 		return;
-	report(res.helper_cpus && !(res.helper_cpus & isolated), name,
-	       "caller on CPUs %#llx, %#llx isolated: helpers allowed on %#llx (want some, none isolated), used=%d, run %d",
-	       online, isolated, res.helper_cpus, res.used, tries);
+	helpers = strstr(res.line, " helper_cpus=");
+	report(res.helper_cpus_ok && !cpus_empty(&res.helper_cpus) &&
+	       !cpus_intersect(&res.helper_cpus, &isolated), name,
+	       "caller on CPUs %s, %s isolated:%s (want some, none isolated), used=%d, run %d",
+	       online_list, isolated_list, helpers ? helpers : " no helper_cpus",
+	       res.used, tries);
 }
 
 /* Where a user task's helpers may run, in a boot with isolated CPUs. */

@@ -37,6 +37,15 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/*
+ * A set of CPUs, CPU n at bit n % 64 of w[n / 64]: as many as cpu_set_t
+ * holds, which a file without _GNU_SOURCE cannot name.
+ */
+#define MAX_CPUS	1024
+struct cpus {
+	unsigned long long	w[MAX_CPUS / 64];
+};
+
 /* The ktask_helper_end events of one thread function, from the trace. */
 struct helpers_seen {
 	int	helpers;	/* events */
@@ -48,7 +57,7 @@ struct helpers_seen {
 
 /* One run of the self-benchmark, as /sys/kernel/debug/ktask/bench says. */
 struct bench_result {
-	char			line[384];	/* the whole result line */
+	char			line[512];	/* the whole result line */
 	int			used;		/* threads that ran a chunk */
 	unsigned long long	wall_ns;
 	unsigned long long	cpu_ns;		/* in thread functions */
@@ -58,8 +67,9 @@ struct bench_result {
 	int			start_threads;
 	/* nodes other than the caller's its helpers were bound to ("numa") */
 	int			away;
-	/* CPUs its helpers were allowed on (bit n: CPU n); ~0 if unreadable */
-	unsigned long long	helper_cpus;
+	/* CPUs its helpers were allowed on, if helper_cpus_ok (readable) */
+	struct cpus		helper_cpus;
+	int			helper_cpus_ok;
 };
 
 /* sys.c */
@@ -70,8 +80,10 @@ unsigned long long now_ns(void);
 long long self_cpu_ns(void);
 int mknod_from(const char *path, const char *sysfs_dev, mode_t type);
 int count_nodes(void);
-int cpulist_parse(const char *list, unsigned long long *mask);
-int run_on_cpus(unsigned long long mask);
+int cpulist_parse(const char *list, struct cpus *set);
+int cpus_empty(const struct cpus *set);
+int cpus_intersect(const struct cpus *a, const struct cpus *b);
+int run_on_cpus(const struct cpus *set);
 long long free_kb(void);
 long long free_slack_kb(long long plain_kb);
 int ksym_range(const char *name, unsigned long long *start,

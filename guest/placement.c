@@ -94,14 +94,14 @@ struct placed {
 static int run_on_node(int node)
 {
 	char path[64], list[256];
-	unsigned long long mask;
+	struct cpus set;
 	int ret;
 
 	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
 		 node);
 	ret = read_line(path, list, sizeof(list));
 	if (!ret)
-		ret = cpulist_parse(list, &mask) ? -EINVAL : run_on_cpus(mask);
+		ret = cpulist_parse(list, &set) ? -EINVAL : run_on_cpus(&set);
 	errno = -ret;
 	return ret ? -1 : 0;
 }

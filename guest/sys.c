@@ -37,42 +37,66 @@ int count_nodes(void)
 
 /*
  * The CPUs of a list as the kernel prints one ("0-2,5", "" for none) into
- * *@mask, bit n for CPU n: 0, or -1 if it names a CPU past 63 (no guest
- * has that many) or is malformed.
+ * *@set: 0, or -1 if it is malformed or names a CPU past MAX_CPUS.
  */
-int cpulist_parse(const char *list, unsigned long long *mask)
+int cpulist_parse(const char *list, struct cpus *set)
 {
-	char *end;
 	unsigned long first, last;
+	char *end;
 
-	*mask = 0;
+	memset(set, 0, sizeof(*set));
 	while (*list) {
+		if (*list < '0' || *list > '9')
+			return -1;
 		first = strtoul(list, &end, 10);
 		last = first;
-		if (end == list)
+		if (*end == '-') {
+			list = end + 1;
+			if (*list < '0' || *list > '9')
+				return -1;
+			last = strtoul(list, &end, 10);
+		}
+		if (last < first || last >= MAX_CPUS ||
+		    (*end && (*end != ',' || !end[1])))
 			return -1;
-		if (*end == '-')
-			last = strtoul(end + 1, &end, 10);
-		if (last < first || last > 63 || (*end && *end != ','))
-			return -1;
-		while (first <= last)
-			*mask |= 1ULL << first++;
+		for (; first <= last; first++)
+			set->w[first / 64] |= 1ULL << (first % 64);
 		list = *end ? end + 1 : end;
 	}
 	return 0;
 }
 
-/* Let this task run on the CPUs of @mask (cpulist_parse()): 0 or -errno. */
-int run_on_cpus(unsigned long long mask)
+int cpus_empty(const struct cpus *set)
 {
-	cpu_set_t set;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(set->w); i++)
+		if (set->w[i])
+			return 0;
+	return 1;
+}
+
+int cpus_intersect(const struct cpus *a, const struct cpus *b)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(a->w); i++)
+		if (a->w[i] & b->w[i])
+			return 1;
+	return 0;
+}
+
+/* Let this task run on the CPUs of @set: 0 or -errno. */
+int run_on_cpus(const struct cpus *set)
+{
+	cpu_set_t mask;
 	int cpu;
 
-	CPU_ZERO(&set);
-	for (cpu = 0; cpu < 64; cpu++)
-		if (mask & (1ULL << cpu))
-			CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+	CPU_ZERO(&mask);
+	for (cpu = 0; cpu < MAX_CPUS; cpu++)
+		if (set->w[cpu / 64] & (1ULL << (cpu % 64)))
+			CPU_SET(cpu, &mask);
+	return sched_setaffinity(0, sizeof(mask), &mask) ? -errno : 0;
 }
 
 int write_str(const char *path, const char *s)
@@ -264,7 +288,7 @@ int ksym_range(const char *name, unsigned long long *start,
 int bench_run_as(const char *job, int threads, const char *caller,
 		 struct bench_result *res)
 {
-	char cmd[64], list[128];
+	char cmd[64], list[256];
 	const char *at;
 	int ret;
 
@@ -285,9 +309,8 @@ int bench_run_as(const char *job, int threads, const char *caller,
 	at = strstr(res->line, " helper_cpus=");
 	list[0] = '\0';
 	if (at)
-		sscanf(at + strlen(" helper_cpus="), "%127s", list);
-	if (!at || cpulist_parse(list, &res->helper_cpus))
-		res->helper_cpus = ~0ULL;
+		sscanf(at + strlen(" helper_cpus="), "%255s", list);
+	res->helper_cpus_ok = at && !cpulist_parse(list, &res->helper_cpus);
 	return 0;
 }
 

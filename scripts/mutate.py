@@ -7,7 +7,7 @@ kernel/ktask.c in turn, builds make test's debug KUnit kernel
 as make test's first KUnit stage does, then puts the file back.  A
 mutation the suite passes is booted again as make test boots the same
 kernel for the cases that skip on the NUMA machine (scripts/kunit-boots:
-the lockdep case three times, the SMT cases, the isolated-CPU case).
+the lockdep case three times, the SMT cases, the isolated-CPU cases).
 Each boot is judged as make test judges it: its cases, then its console
 (scripts/splat.py: no kernel report, or the one the table names); not
 the NUMA boot's preemption model, and an oops ends a boot at once
