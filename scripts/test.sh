@@ -189,7 +189,7 @@ expect_cases_ran() {
 	# shellcheck disable=SC2046 # three numbers
 	set -- $(count_json "$build/kunit-$1.json") "$1"
 	if [ "$3" -gt 0 ] || [ "$(($1 + $2))" -eq 0 ]; then
-		fail "kunit ($4): $3 of $(($1 + $2 + $3)) cases skipped, where each must run"
+		fail "kunit ($4): $(($1 + $2)) of $(($1 + $2 + $3)) cases ran, where each must run"
 		grep -a 'SKIPPED' "$build/kunit-$4.log" 2>/dev/null | indent
 	fi
 }
