@@ -90,6 +90,7 @@ int ksym_range(const char *name, unsigned long long *start,
 	       unsigned long long *end);
 int trace_clear(void);
 void trace_start(void);
+void trace_stop(void);
 void trace_start_helpers(void);
 int trace_stop_helpers(const char *match);
 void trace_start_planned(void);

@@ -62,6 +62,7 @@ void run_startup(const struct boot *b)
 {
 	int r, c, i;
 
+	trace_stop();
 	for (r = 0; r < b->repeat; r++)
 		for (c = 0; c < (int)ARRAY_SIZE(callers); c++) {
 			for (i = 0; i < b->nthreads; i++)

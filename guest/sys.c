@@ -398,11 +398,21 @@ long long trace_most(const char *event, const char *match, const char *key,
 	return max;
 }
 
-/* Most threads that ran a chunk of a job whose line has @match. */
-int trace_threads(const char *match)
+/*
+ * Stop recording ktask's job events, the boot's (the command line enables
+ * them for deferred init) or trace_start()'s: a job that is timed must not
+ * pay for them.
+ */
+void trace_stop(void)
 {
 	write_str(JOB_START, "0\n");
 	write_str(JOB_END, "0\n");
+}
+
+/* Most threads that ran a chunk of a job whose line has @match. */
+int trace_threads(const char *match)
+{
+	trace_stop();
 	return trace_most("ktask_job_end:", match, " threads=", NULL);
 }
 
