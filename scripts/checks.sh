@@ -218,6 +218,14 @@ check_named_tests() {
 		"a claim names a test that does not exist" named_tests.py "$tree" "$top"
 }
 
+# check_mutants_apply: one check, that each mutation make mutate puts
+# into kernel/ktask.c still finds its text there once
+# (scripts/mutants_apply.py).
+check_mutants_apply() {
+	check_script "make mutate's mutations apply to kernel/ktask.c" \
+		"a mutation's text is gone from kernel/ktask.c" mutants_apply.py "$tree"
+}
+
 # skipped STAGE...: the stages that need build/kunit, when it did not build.
 skipped() {
 	for stage in "$@"; do

@@ -13,6 +13,8 @@
 #   named tests every KUnit case and in-guest test that ktask.rst, the
 #               cover letter or a commit message names exists
 #               (scripts/named_tests.py)
+#   mutations   each of make mutate's mutations finds its text in
+#               kernel/ktask.c once (scripts/mutants_apply.py)
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
@@ -286,6 +288,7 @@ timed checkpatch check_patches
 timed kernel-doc check_kernel_doc
 check_guest_layers
 check_named_tests
+check_mutants_apply
 timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run numa \
 	--jobs=2 --kunitconfig="$debug_config" --kernel_args preempt=full
 debug_built=$kernel_built

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Check that make mutate still applies to kernel/ktask.c.
+
+Each mutation of scripts/ktask_mutants.py replaces a text that must be
+in the file exactly once.  Once the code changes under it, make mutate
+reports it STALE and runs nothing, and the rule it reverts goes
+untested without anyone seeing it.  Prints each such mutation; exits 1
+if there is one.
+
+usage: mutants_apply.py TREE
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ktask_mutants import MUTANTS  # noqa: E402
+
+
+def main():
+	if len(sys.argv) != 2:
+		sys.exit(__doc__.strip().splitlines()[-1])
+	with open(os.path.join(sys.argv[1], 'kernel', 'ktask.c'),
+		  encoding='utf-8') as f:
+		source = f.read()
+	stale = [(i, name, source.count(text))
+		 for i, (name, text, _) in enumerate(MUTANTS)
+		 if source.count(text) != 1]
+	for i, name, count in stale:
+		print('mutation %d (%s): its text is in kernel/ktask.c %d times'
+		      % (i, name, count))
+	sys.exit(1 if stale else 0)
+
+
+if __name__ == '__main__':
+	main()
