@@ -295,4 +295,13 @@ MUTANTS = [
 	('mutex_lock: trylock unseen by lockdep',
 	 '\tmight_lock(lock);\n',
 	 ''),
+	('is_one_call: never',
+	 '\treturn nr_nodes == 1 && ktask_fits_one_chunk(ctl, total) &&',
+	 '\treturn 0 && nr_nodes == 1 && ktask_fits_one_chunk(ctl, total) &&'),
+	('trace_start: no id when traced',
+	 '\t\tkt.kt_id = atomic64_inc_return(&ktask_last_id);',
+	 '\t\tkt.kt_id = 0;'),
+	('trace_start: an id when untraced',
+	 '\tif (kt.kt_timed || trace_ktask_job_start_enabled())\n\t\tkt.kt_id',
+	 '\tif (1)\n\t\tkt.kt_id'),
 ]
