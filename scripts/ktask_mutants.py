@@ -3,6 +3,14 @@
 # Each reverts one rule the code keeps; make test, or the KUnit suite
 # that mutate.py runs, should fail on every one (see README, "Mutations").
 
+def stale(source):
+	"""The mutations whose text is not in @source exactly once, each as
+	(index, name, how many times it is there)."""
+	return [(i, name, source.count(text))
+		for i, (name, text, _) in enumerate(MUTANTS)
+		if source.count(text) != 1]
+
+
 MUTANTS = [
 	('take_chunk: no error stop',
 	 '\tif (job->kj_error)\n\t\tgoto out;\n\tkns = ktask_pick_node',

@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ktask_mutants import MUTANTS  # noqa: E402
+from ktask_mutants import stale  # noqa: E402
 
 
 def main():
@@ -23,13 +23,11 @@ def main():
 	with open(os.path.join(sys.argv[1], 'kernel', 'ktask.c'),
 		  encoding='utf-8') as f:
 		source = f.read()
-	stale = [(i, name, source.count(text))
-		 for i, (name, text, _) in enumerate(MUTANTS)
-		 if source.count(text) != 1]
-	for i, name, count in stale:
+	gone = stale(source)
+	for i, name, count in gone:
 		print('mutation %d (%s): its text is in kernel/ktask.c %d times'
 		      % (i, name, count))
-	sys.exit(1 if stale else 0)
+	sys.exit(1 if gone else 0)
 
 
 if __name__ == '__main__':
