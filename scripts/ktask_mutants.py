@@ -310,6 +310,12 @@ MUTANTS = [
 	 '\t\tkt.kt_id = atomic64_inc_return(&ktask_last_id);',
 	 '\t\tkt.kt_id = 0;'),
 	('trace_start: an id when untraced',
-	 '\tif (kt.kt_timed || trace_ktask_job_start_enabled())\n\t\tkt.kt_id',
+	 '\tif (kt.kt_timed || trace_ktask_job_start_enabled() ||\n\t    trace_ktask_helper_start_enabled())\n\t\tkt.kt_id',
 	 '\tif (1)\n\t\tkt.kt_id'),
+	('helper_start: no event',
+	 '\ttrace_ktask_helper_start(job->kj_ctl, job->kj_trace->kt_id, kh->kh_nid);\n',
+	 ''),
+	('trace_start: no id for the helper start event alone',
+	 'trace_ktask_job_start_enabled() ||\n\t    trace_ktask_helper_start_enabled())',
+	 'trace_ktask_job_start_enabled())'),
 ]
