@@ -157,8 +157,8 @@ MUTANTS = [
 	 '\tif (!cpumask_and(kh->kh_cpus, kh->kh_cpus, kh->kh_own_cpus) ||\n\t    set_cpus_allowed_ptr(current, kh->kh_cpus))\n\t\treturn false;',
 	 ''),
 	('worker_leave: no restore',
-	 '\tset_cpus_allowed_ptr(current, kh->kh_own_cpus);\n\tktask_worker_put_policy(kh);',
-	 '\tktask_worker_put_policy(kh);'),
+	 '\tset_cpus_allowed_ptr(current, kh->kh_own_cpus);\n\tktask_worker_put_policy();',
+	 '\tktask_worker_put_policy();'),
 	('worker_cancel: never',
 	 '\treturn cancel_work(&kh->kh_work);',
 	 '\treturn false;'),
@@ -318,4 +318,7 @@ MUTANTS = [
 	('trace_start: no id for the helper start event alone',
 	 'trace_ktask_job_start_enabled() ||\n\t    trace_ktask_helper_start_enabled())',
 	 'trace_ktask_job_start_enabled())'),
+	('worker_put_policy: keeps the caller\'s',
+	 '\tcurrent->mempolicy = NULL;\n\ttask_unlock(current);\n\tmpol_put(pol);',
+	 '\ttask_unlock(current);'),
 ]
