@@ -321,4 +321,7 @@ MUTANTS = [
 	('worker_put_policy: keeps the caller\'s',
 	 '\tcurrent->mempolicy = NULL;\n\ttask_unlock(current);\n\tmpol_put(pol);',
 	 '\ttask_unlock(current);'),
+	('helper_start: after the helper took its priority',
+	 '\ttrace_ktask_helper_start(job->kj_ctl, job->kj_trace->kt_id, kh->kh_nid);\n\t/* A worker has run other work before; not the event\'s probes. */\n\tcpu_ns = job->kj_trace->kt_timed ? task_sched_runtime(current) : 0;\n\tktask_helper_start_children(kh);\n\t/* Then its priority, so that the caller can lend it its own. */\n\tktask_helper_set_prio(kh);\n',
+	 '\tcpu_ns = job->kj_trace->kt_timed ? task_sched_runtime(current) : 0;\n\tktask_helper_start_children(kh);\n\tktask_helper_set_prio(kh);\n\ttrace_ktask_helper_start(job->kj_ctl, job->kj_trace->kt_id, kh->kh_nid);\n'),
 ]
