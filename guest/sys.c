@@ -436,14 +436,16 @@ void trace_record_tgid(int on)
 
 /*
  * Whether the event @line, recorded with trace_record_tgid() on, is of a
- * thread of another process than this one, or of an unknown one.
+ * thread of another process than this one, or of an unknown one: a line
+ * without a tgid before its CPU counts, so that a trace that lost the
+ * option cannot pass for one of this process's threads.
  */
 static int trace_foreign(const char *line)
 {
-	const char *at = strchr(line, '(');
+	const char *at = strchr(line, '('), *cpu = strchr(line, '[');
 
-	if (!at || strchr(at, '[') <= at)
-		return 0;
+	if (!at || !cpu || cpu < at)
+		return 1;
 	at++;
 	return atoi(at + strspn(at, " ")) != getpid();
 }

@@ -6,14 +6,19 @@ A row is NAME MACHINE RAN CONSOLE CASES ARGS...: RAN is may or must,
 CONSOLE is clean or a report scripts/splat.py names (EXPECTED), ARGS "-"
 for none.  Run as a script, prints the rows as
 "NAME MACHINE RAN CONSOLE CASES [ARG...]", one a line, or what is wrong
-with the table, and exits 1.
+with the table, and exits 1.  With --skips JSON, prints the cases the
+KUnit run of JSON (make test's suite boot) skipped that no boot of the
+table runs, one a line, and exits 1 if there is one: every other case
+must run in that boot, or it checks nothing.
 
-usage: kunit_boots.py
+usage: kunit_boots.py [--skips JSON]
 """
 
+import fnmatch
 import os
 import sys
 
+from kunit_counts import skipped
 from splat import EXPECTED
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -44,12 +49,30 @@ def boots():
 	return rows
 
 
+def run_elsewhere(case, rows):
+	"""Whether a boot of @rows runs @case (SUITE.CASE)."""
+	return any(fnmatch.fnmatchcase(case, row[4]) for row in rows)
+
+
 def main():
 	try:
 		rows = boots()
 	except (OSError, ValueError) as e:
 		print(f'scripts/kunit-boots: {e}')
 		return 1
+	if sys.argv[1:2] == ['--skips'] and len(sys.argv) == 3:
+		try:
+			cases = skipped(sys.argv[2])
+		except (OSError, ValueError) as e:
+			print(f'{sys.argv[2]}: {e}')
+			return 1
+		strays = [c for c in cases if not run_elsewhere(c, rows)]
+		for case in strays:
+			print(case)
+		return 1 if strays else 0
+	if sys.argv[1:]:
+		print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+		return 2
 	for name, machine, ran, console, cases, args in rows:
 		print(' '.join([name, machine, ran, console, cases] + args))
 	return 0

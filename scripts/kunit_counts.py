@@ -4,7 +4,7 @@
 Prints "PASSED FAILED SKIPPED" (a crashed case, one of a plan that has
 no result, counts as failed; so does a file that cannot be read), and
 each failed case on standard error.  scripts/checks.sh (count_json) and
-scale.py use it.
+scale.py use it; kunit_boots.py uses skipped().
 
 usage: kunit_counts.py JSON
 """
@@ -36,6 +36,24 @@ def counts(path, failures=None):
 		if failures is not None:
 			failures.append(f'{path}: no results')
 	return tally['PASS'], tally['FAIL'], tally['SKIP']
+
+
+def skipped(path):
+	"""The skipped cases of @path, each as SUITE.CASE; a parameterized
+	case once, whichever of its parameters skipped."""
+	with open(path, encoding='utf-8') as f:
+		top = json.load(f)
+	names = []
+	for suite in top.get('sub_groups', []):
+		for case in suite.get('test_cases', []):
+			if case.get('status') == 'SKIP':
+				names.append(f'{suite.get("name")}.{case.get("name")}')
+		for param in suite.get('sub_groups', []):
+			if param.get('status') == 'SKIP' or any(
+					c.get('status') == 'SKIP'
+					for c in param.get('test_cases', [])):
+				names.append(f'{suite.get("name")}.{param.get("name")}')
+	return names
 
 
 def main():

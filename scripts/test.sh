@@ -34,8 +34,9 @@
 #               cores of 2 SMT threads for the *per_core cases (one thread
 #               per core, caps in cores, a busy sibling), in the kernel's
 #               own preemption model (none), as the guest boots; CPU 3
-#               isolated (isolcpus=3) for the isolated-CPU cases.  The
-#               lockdep and isolated cases must run there, not skip
+#               isolated (isolcpus=3) for the isolated-CPU cases.  Each
+#               must run there, not skip; in the suite's boot only they
+#               may skip
 #   guest       the same kernel booted again, its tests off, with guest/
 #               as PID 1 in test mode: what needs a user task as the caller
 #               (helpers in its process, its affinity, its cgroup's
@@ -196,6 +197,18 @@ expect_cases_ran() {
 	fi
 }
 
+# The suite boot's skipped cases: only those a boot of scripts/kunit-boots
+# runs, which need its machine or arguments; a case that skips in the
+# suite boot for any other reason (too few threads planned, a busy CPU)
+# checked nothing, and fails.
+check_kunit_skips() {
+	if strays=$(python3 "$top/scripts/kunit_boots.py" --skips "$build/kunit.json"); then
+		pass
+	else
+		fail "kunit (ktask): skipped, and no boot of scripts/kunit-boots runs them: $(printf '%s' "$strays" | tr '\n' ' ')"
+	fi
+}
+
 # The boots of scripts/kunit-boots: the cases that need lockdep on at
 # their start, SMT, or CPU 3 isolated, each in a boot of its own; each
 # case's result, then the console: no kernel report, or the one the
@@ -295,6 +308,7 @@ debug_built=$kernel_built
 if [ -n "$debug_built" ]; then
 	check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
 	check_preempt "kunit (ktask)" "$build/kunit-console.log" full
+	check_kunit_skips
 	timed "kunit, other boots" run_kunit_boots
 	timed "guest tests" run_guest_tests
 	timed "guest serial boot" run_guest_meminfo
