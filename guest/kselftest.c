@@ -210,7 +210,7 @@ static int run_kselftest(const char *name, int pool, int timeout,
 
 /* What run_kselftests() wants of each selftest. */
 enum kselftest_want {
-	KSFT_PASS,		/* make test's quick ones */
+	KSFT_MUST_PASS,	/* make test's quick ones */
 	KSFT_ALL_PASS,		/* MODE=kselftest's long ones */
 	KSFT_COMPARE,		/* MODE=kselftest-compare: no verdict */
 };
@@ -293,7 +293,7 @@ static void run_kselftests(enum kselftest_want want)
 /* make test's: those that touch ktask's callers and take seconds. */
 void run_kselftests_quick(const struct boot *b)
 {
-	run_kselftests(KSFT_PASS);
+	run_kselftests(KSFT_MUST_PASS);
 }
 
 /* MODE=kselftest (make gauntlet): the long ones. */

@@ -38,21 +38,28 @@ def counts(path, failures=None):
 	return tally['PASS'], tally['FAIL'], tally['SKIP']
 
 
+def any_skipped(group):
+	"""Whether a case of @group, or of a group below it, skipped."""
+	return any(case.get('status') == 'SKIP'
+		   for case in group.get('test_cases', [])) or \
+		any(any_skipped(sub) for sub in group.get('sub_groups', []))
+
+
 def skipped(path):
-	"""The skipped cases of @path, each as SUITE.CASE; a parameterized
-	case once, whichever of its parameters skipped."""
+	"""The skipped cases of @path's suites, each as SUITE.CASE; a case
+	with parameters (a group below its suite) once, whichever of them
+	skipped."""
 	with open(path, encoding='utf-8') as f:
 		top = json.load(f)
 	names = []
 	for suite in top.get('sub_groups', []):
-		for case in suite.get('test_cases', []):
-			if case.get('status') == 'SKIP':
-				names.append(f'{suite.get("name")}.{case.get("name")}')
-		for param in suite.get('sub_groups', []):
-			if param.get('status') == 'SKIP' or any(
-					c.get('status') == 'SKIP'
-					for c in param.get('test_cases', [])):
-				names.append(f'{suite.get("name")}.{param.get("name")}')
+		prefix = f'{suite.get("name")}.'
+		names += [prefix + str(case.get('name'))
+			  for case in suite.get('test_cases', [])
+			  if case.get('status') == 'SKIP']
+		names += [prefix + str(sub.get('name'))
+			  for sub in suite.get('sub_groups', [])
+			  if any_skipped(sub)]
 	return names
 
 
@@ -61,10 +68,10 @@ def main():
 		print(__doc__.strip().splitlines()[-1], file=sys.stderr)
 		return 2
 	failures = []
-	passed, failed, skipped = counts(sys.argv[1], failures)
+	passed, failed, nr_skipped = counts(sys.argv[1], failures)
 	for name in failures:
 		print(f'FAIL: kunit {name}', file=sys.stderr)
-	print(passed, failed, skipped)
+	print(passed, failed, nr_skipped)
 	return 0
 
 

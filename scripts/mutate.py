@@ -35,7 +35,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TOP, 'scripts'))
 from ktask_mutants import MUTANTS, stale  # noqa: E402
-from kunit_boots import boots as kunit_boots_table  # noqa: E402
+from kunit_boots import boots as kunit_boots_table, run_elsewhere  # noqa: E402
 
 TREE = os.path.join(TOP, 'build', 'linux')
 SOURCE = os.path.join(TREE, 'kernel', 'ktask.c')
@@ -47,23 +47,28 @@ def die(msg):
 
 
 def kunit_boots():
-    """make test's boots of build/kunit after the suite's own
-    (scripts/kunit-boots, read by scripts/kunit_boots.py): name, machine
-    (configs/kunit-qemu.py), case glob, kernel arguments, whether a skip
-    fails, and the console's one expected report, or 'clean'."""
+    """make test's boots of build/kunit: the suite's own, then those of
+    scripts/kunit-boots (read by scripts/kunit_boots.py), each as name,
+    machine (configs/kunit-qemu.py), case glob, kernel arguments, which
+    cases may skip (a function of the case's name), and the console's one
+    expected report, or 'clean'.  In the suite's boot only the cases a
+    boot of the table runs may skip (check_kunit_skips in test.sh)."""
     try:
         rows = kunit_boots_table()
     except (OSError, ValueError) as e:
         die('scripts/kunit-boots: %s' % e)
-    return [(name, machine, cases, args, ran == 'must', console)
-            for name, machine, ran, console, cases, args in rows]
+    suite = [('numa', 'numa', None, ['preempt=full'],
+              lambda case: run_elsewhere('ktask.' + case, rows), 'clean')]
+    return suite + [(name, machine, cases, args,
+                     (lambda case: False) if ran == 'must' else
+                     (lambda case: True), console)
+                    for name, machine, ran, console, cases, args in rows]
 
 
 # The suite's boot, as make test's first (scripts/test.sh) builds and
 # boots it (kunit.py run), then the boots of scripts/kunit-boots (exec) for
 # a survivor.
-BOOTS = [('numa', 'numa', None, ['preempt=full'], False, 'clean')] + \
-    kunit_boots()
+BOOTS = kunit_boots()
 
 
 def kunit_command(action, glob, kernel_args):
@@ -108,7 +113,7 @@ def console_verdict(console):
     return 'SURVIVED', []
 
 
-def run_boot(action, machine, glob, kernel_args, must_run, console, env):
+def run_boot(action, machine, glob, kernel_args, may_skip, console, env):
     """One boot's verdict on the tree as it is, and the failed cases."""
     env = dict(env, KTASK_KUNIT_MACHINE=machine)
     # No console of an earlier boot to judge this one by.
@@ -126,8 +131,10 @@ def run_boot(action, machine, glob, kernel_args, must_run, console, env):
     if failed or 'Testing complete' not in out or \
             re.search(r'failed: [1-9]|crashed: [1-9]', out):
         return 'KILLED', failed or ['(crash or time limit)']
-    skipped = re.findall(r'\[SKIPPED\] (ktask_test_\w+)', out)
-    if must_run and skipped:
+    skipped = [case for case in
+               re.findall(r'\[SKIPPED\] (ktask_test_\w+)', out)
+               if not may_skip(case)]
+    if skipped:
         return 'KILLED', ['(skipped)'] + skipped
     if not re.search(r'\[(PASSED|SKIPPED)\] ktask_test_', out):
         return 'KILLED', ['(no case ran)']
@@ -136,12 +143,12 @@ def run_boot(action, machine, glob, kernel_args, must_run, console, env):
 
 def run_suite(glob, env):
     """The verdict of the first boot that kills the mutation, or of all."""
-    for i, (name, machine, boot_glob, kernel_args, must_run, console) in \
+    for i, (name, machine, boot_glob, kernel_args, may_skip, console) in \
             enumerate(BOOTS):
         if i and glob:
             break   # the cases asked for, on the NUMA machine only
         verdict, failed = run_boot('exec' if i else 'run', machine,
-                                   glob or boot_glob, kernel_args, must_run,
+                                   glob or boot_glob, kernel_args, may_skip,
                                    console, env)
         if verdict != 'SURVIVED':
             return verdict, ['(%s)' % name] + failed
