@@ -262,25 +262,28 @@ static void *two_map_thread(void *arg)
  * while this thread samples the pinned pages: they never go past the
  * limit (but for a batch per thread), @want_enomem maps fail with ENOMEM
  * and the others succeed, and afterwards nothing is left locked or
- * pinned.
+ * pinned.  The budget is the helpers': a round in which no map job ran
+ * a chunk on a helper tested none of it, and returns 0 unreported
+ * unless it is the @last try; 1 once reported.
  */
-static void two_maps_round(const char *name, int vcpus, unsigned long limit,
-			   int want_enomem)
+static int two_maps_round(const char *name, int vcpus, unsigned long limit,
+			  int want_enomem, int last)
 {
 	struct rlimit lim = { limit, limit };
 	long long slack = 2LL * vcpus * BATCH_PAGES, pins0, vm0, pins, most = 0;
 	struct two_map maps[2] = { { .v = &vfio }, { .v = &second } };
 	pthread_barrier_t start;
 	pthread_t tids[2];
-	int i, ok, enomem = 0, mapped = 0;
+	int i, ok, enomem = 0, mapped = 0, threads;
 
 	pins0 = pinned_pages();
 	vm0 = vmlck_kb();
 	if (setrlimit(RLIMIT_MEMLOCK, &lim) ||
 	    pthread_barrier_init(&start, NULL, 3)) {
 		report(0, name, "setup: %s", strerror(errno));
-		return;
+		return 1;
 	}
+	trace_start();
 	for (i = 0; i < 2; i++) {
 		maps[i].start = &start;
 		maps[i].buf = mmap(NULL, TWO_MAP, PROT_READ | PROT_WRITE,
@@ -309,15 +312,33 @@ static void two_maps_round(const char *name, int vcpus, unsigned long limit,
 		munmap(maps[i].buf, TWO_MAP);
 	}
 	pthread_barrier_destroy(&start);
+	threads = trace_threads("vfio_pin_map_chunk");
 	ok = most > 0 && most <= (long long)(limit / PAGE) + slack &&
 	     enomem == want_enomem && mapped == 2 - want_enomem &&
 	     vmlck_kb() == vm0 && pinned_pages() == pins0;
-	report(ok, name,
-	       "two maps of %lu MiB under a limit of %lu MiB: errno %d and %d (want %d ENOMEM, the rest mapped), at most %lld MiB pinned at once (limit and a batch per thread: %lld MiB), then VmLck %+lld kB, pinned %+lld",
+	if (ok && threads < 2 && !last) {
+		ktap_diag("retry: %s: no helper took a chunk", name);
+		wait_load_settle();
+		return 0;
+	}
+	report(ok && threads >= 2, name,
+	       "two maps of %lu MiB under a limit of %lu MiB: errno %d and %d (want %d ENOMEM, the rest mapped), at most %lld MiB pinned at once (limit and a batch per thread: %lld MiB), then VmLck %+lld kB, pinned %+lld; most threads of a map %d (want 2 or more)",
 	       TWO_MAP >> 20, limit >> 20, maps[0].err, maps[1].err,
 	       want_enomem, most * PAGE >> 20,
 	       (long long)((limit / PAGE + slack) * PAGE >> 20),
-	       vmlck_kb() - vm0, pinned_pages() - pins0);
+	       vmlck_kb() - vm0, pinned_pages() - pins0, threads);
+	return 1;
+}
+
+/* A round of two_maps_round(), again while no helper took part in it. */
+static void two_maps(const char *name, int vcpus, unsigned long limit,
+		     int want_enomem)
+{
+	int tries;
+
+	for (tries = 1; !two_maps_round(name, vcpus, limit, want_enomem,
+					tries == HELPER_TRIES); tries++)
+		;
 }
 
 /*
@@ -335,8 +356,8 @@ static void memlock_two_child(int vcpus)
 				    strerror(errno));
 		return;
 	}
-	two_maps_round(memlock_two_tests[0], vcpus, TWO_MAP + (3 << 20), 1);
-	two_maps_round(memlock_two_tests[1], vcpus, 2 * TWO_MAP + (3 << 20), 0);
+	two_maps(memlock_two_tests[0], vcpus, TWO_MAP + (3 << 20), 1);
+	two_maps(memlock_two_tests[1], vcpus, 2 * TWO_MAP + (3 << 20), 0);
 }
 
 #define EXIST_MAP	(256UL << 20)
