@@ -206,25 +206,10 @@ static void cgroup_serial_child(int vcpus)
 	       res.used, cgroup_threads(vcpus));
 }
 
-struct trace_events_try {
-	int			threads;
-	struct bench_result	*res;
-};
-
-/* A run of the cpu job alone in the trace: one with a helper's chunk. */
-static int trace_events_attempt(void *ctx)
-{
-	struct trace_events_try *t = ctx;
-	int ret;
-
-	trace_clear();
-	ret = bench_run("cpu", t->threads, t->res);
-	return ret ? ret : t->res->used >= 2;
-}
-
 /*
  * The trace events of a job reach tracefs, a helper's among them: the job
- * runs again until a helper took a chunk (retry_for_helpers()).
+ * runs again until a helper took a chunk (helpers_retried(), which
+ * leaves the last run alone in the trace).
  */
 static void test_trace_events(int vcpus)
 {
@@ -234,7 +219,6 @@ static void test_trace_events(int vcpus)
 	char line[512];
 	int found[3] = { 0 }, i, tries;
 	struct bench_result res;
-	struct trace_events_try t = { vcpus, &res };
 	FILE *f;
 
 	if (write_str("/sys/kernel/tracing/events/ktask/enable", "1\n")) {
@@ -242,13 +226,10 @@ static void test_trace_events(int vcpus)
 		       strerror(errno));
 		return;
 	}
-	tries = retry_for_helpers("trace_events", trace_events_attempt, &t);
+	tries = helpers_retried("trace_events", vcpus, 2, &res);
 	write_str("/sys/kernel/tracing/events/ktask/enable", "0\n");
-	if (tries < 0) {
-		report(0, "trace_events", "the benchmark failed: %s",
-		       strerror(-tries));
+	if (tries < 0)
 		return;
-	}
 	f = fopen("/sys/kernel/tracing/trace", "r");
 	while (f && fgets(line, sizeof(line), f))
 		for (i = 0; i < 3; i++)

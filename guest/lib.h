@@ -109,6 +109,8 @@ void in_child(void (*fn)(int), int arg, const char *const *names);
 int cgroup_make(const char *controller, const char *dir);
 int cgroup_join_cpu_max(const char *dir, int pct, int period_us);
 void wait_load_settle(void);
+int retry_until(const char *name, const char *why,
+		int (*attempt)(void *ctx), void *ctx);
 int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx);
 int bench_run_helped(const char *name, int threads, int want,
 		     struct bench_result *res);

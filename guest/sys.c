@@ -565,13 +565,13 @@ void wait_load_settle(void)
 }
 
 /*
- * Run @attempt(@ctx) until it returns 1 (a helper took part), an error
- * (negative) or HELPER_TRIES runs: a helper whose vCPU the host does not
- * run in time takes no chunk, and the job ends without it.  Each retry is
- * a diagnostic line of @name's test ("retry: ..."), which the host
- * counts.  Returns the runs made, or the error.
+ * Run @attempt(@ctx) until it returns 1 (it saw what it runs for), an
+ * error (negative) or HELPER_TRIES runs.  Each retry is a diagnostic line
+ * of @name's test ("retry: ...", saying @why), which the host counts.
+ * Returns the runs made, or the error.
  */
-int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx)
+int retry_until(const char *name, const char *why,
+		int (*attempt)(void *ctx), void *ctx)
 {
 	int tries, ret;
 
@@ -581,11 +581,20 @@ int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx)
 			return ret;
 		if (ret > 0 || tries == HELPER_TRIES)
 			return tries;
-		ktap_diag("retry: %s: no helper took a chunk in run %d of %d",
-			  name, tries, HELPER_TRIES);
+		ktap_diag("retry: %s: %s in run %d of %d",
+			  name, why, tries, HELPER_TRIES);
 		/* Whatever kept the vCPUs busy leaves the load average. */
 		wait_load_settle();
 	}
+}
+
+/*
+ * retry_until() a helper took part: a helper whose vCPU the host does not
+ * run in time takes no chunk, and the job ends without it.
+ */
+int retry_for_helpers(const char *name, int (*attempt)(void *ctx), void *ctx)
+{
+	return retry_until(name, "no helper took a chunk", attempt, ctx);
 }
 
 struct bench_try {
@@ -596,7 +605,10 @@ struct bench_try {
 static int bench_attempt(void *ctx)
 {
 	struct bench_try *t = ctx;
-	int ret = bench_run("cpu", t->threads, t->res);
+	int ret;
+
+	trace_clear();
+	ret = bench_run("cpu", t->threads, t->res);
 
 	return ret ? ret : t->res->used >= t->want;
 }
@@ -604,7 +616,8 @@ static int bench_attempt(void *ctx)
 /*
  * The self-benchmark's cpu job at @threads (0: the default limit) until
  * at least @want threads ran a chunk, as @name (retry_for_helpers()):
- * the runs made, or -errno.
+ * the runs made, or -errno.  Each run starts on an empty trace, so what
+ * the trace holds afterwards is the last run's.
  */
 int bench_run_helped(const char *name, int threads, int want,
 		     struct bench_result *res)

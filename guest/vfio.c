@@ -256,33 +256,41 @@ static void *two_map_thread(void *arg)
 	return NULL;
 }
 
+/* A round of vfio_memlock_two: what is asked, and what it saw. */
+struct two_round {
+	const char	*name;
+	int		vcpus, want_enomem;
+	unsigned long	limit;
+	long long	slack;		/* pages a map may pin past the limit */
+	long long	most, vm, pins;	/* pages pinned at most; VmLck, pins left */
+	int		err[2], threads, ok;
+};
+
 /*
  * Two threads map TWO_MAP of fresh memory each, at once, into the
- * containers of two devices, under an RLIMIT_MEMLOCK of @limit bytes,
+ * containers of two devices, under an RLIMIT_MEMLOCK of @r->limit bytes,
  * while this thread samples the pinned pages: they never go past the
- * limit (but for a batch per thread), @want_enomem maps fail with ENOMEM
- * and the others succeed, and afterwards nothing is left locked or
- * pinned.  The budget is the helpers': a round in which no map job ran
- * a chunk on a helper tested none of it, and returns 0 unreported
- * unless it is the @last try; 1 once reported.
+ * limit (but for a batch per thread), @r->want_enomem maps fail with
+ * ENOMEM and the others succeed, and afterwards nothing is left locked
+ * or pinned.  The budget is the helpers': a round in which no map job
+ * ran a chunk on a helper tested none of it.  1 if the round failed or
+ * had a helper, 0 if it is worth another; -errno if it could not run.
  */
-static int two_maps_round(const char *name, int vcpus, unsigned long limit,
-			  int want_enomem, int last)
+static int two_maps_attempt(void *ctx)
 {
-	struct rlimit lim = { limit, limit };
-	long long slack = 2LL * vcpus * BATCH_PAGES, pins0, vm0, pins, most = 0;
+	struct two_round *r = ctx;
+	struct rlimit lim = { r->limit, r->limit };
 	struct two_map maps[2] = { { .v = &vfio }, { .v = &second } };
+	long long pins0 = pinned_pages(), vm0 = vmlck_kb(), pins;
 	pthread_barrier_t start;
 	pthread_t tids[2];
-	int i, ok, enomem = 0, mapped = 0, threads;
+	int i, enomem = 0, mapped = 0;
 
-	pins0 = pinned_pages();
-	vm0 = vmlck_kb();
-	if (setrlimit(RLIMIT_MEMLOCK, &lim) ||
-	    pthread_barrier_init(&start, NULL, 3)) {
-		report(0, name, "setup: %s", strerror(errno));
-		return 1;
-	}
+	if (setrlimit(RLIMIT_MEMLOCK, &lim))
+		return -errno;
+	i = pthread_barrier_init(&start, NULL, 3);
+	if (i)
+		return -i;
 	trace_start();
 	for (i = 0; i < 2; i++) {
 		maps[i].start = &start;
@@ -290,21 +298,23 @@ static int two_maps_round(const char *name, int vcpus, unsigned long limit,
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (maps[i].buf == MAP_FAILED ||
 		    pthread_create(&tids[i], NULL, two_map_thread, &maps[i])) {
-			report(0, name, "setup: %s",
-			       strerror(errno));
+			/* A thread may wait at the barrier: end the child. */
+			report(0, r->name, "setup: %s", strerror(errno));
 			_exit(1);
 		}
 	}
 	pthread_barrier_wait(&start);
+	r->most = 0;
 	while (!__atomic_load_n(&maps[0].done, __ATOMIC_ACQUIRE) ||
 	       !__atomic_load_n(&maps[1].done, __ATOMIC_ACQUIRE)) {
 		pins = pinned_pages() - pins0;
-		if (pins > most)
-			most = pins;
+		if (pins > r->most)
+			r->most = pins;
 		usleep(1000);
 	}
 	for (i = 0; i < 2; i++) {
 		pthread_join(tids[i], NULL);
+		r->err[i] = maps[i].err;
 		enomem += maps[i].err == ENOMEM;
 		if (!maps[i].err && dma_unmap_in(maps[i].v, IOVA_BASE,
 						 TWO_MAP) == (long long)TWO_MAP)
@@ -312,33 +322,36 @@ static int two_maps_round(const char *name, int vcpus, unsigned long limit,
 		munmap(maps[i].buf, TWO_MAP);
 	}
 	pthread_barrier_destroy(&start);
-	threads = trace_threads("vfio_pin_map_chunk");
-	ok = most > 0 && most <= (long long)(limit / PAGE) + slack &&
-	     enomem == want_enomem && mapped == 2 - want_enomem &&
-	     vmlck_kb() == vm0 && pinned_pages() == pins0;
-	if (ok && threads < 2 && !last) {
-		ktap_diag("retry: %s: no helper took a chunk", name);
-		wait_load_settle();
-		return 0;
-	}
-	report(ok && threads >= 2, name,
-	       "two maps of %lu MiB under a limit of %lu MiB: errno %d and %d (want %d ENOMEM, the rest mapped), at most %lld MiB pinned at once (limit and a batch per thread: %lld MiB), then VmLck %+lld kB, pinned %+lld; most threads of a map %d (want 2 or more)",
-	       TWO_MAP >> 20, limit >> 20, maps[0].err, maps[1].err,
-	       want_enomem, most * PAGE >> 20,
-	       (long long)((limit / PAGE + slack) * PAGE >> 20),
-	       vmlck_kb() - vm0, pinned_pages() - pins0, threads);
-	return 1;
+	r->threads = trace_threads("vfio_pin_map_chunk");
+	r->vm = vmlck_kb() - vm0;
+	r->pins = pinned_pages() - pins0;
+	r->ok = r->most > 0 &&
+		r->most <= (long long)(r->limit / PAGE) + r->slack &&
+		enomem == r->want_enomem && mapped == 2 - r->want_enomem &&
+		!r->vm && !r->pins;
+	return !r->ok || r->threads >= 2;
 }
 
-/* A round of two_maps_round(), again while no helper took part in it. */
+/* two_maps_attempt() as @name, until a helper took part (3 runs at most). */
 static void two_maps(const char *name, int vcpus, unsigned long limit,
 		     int want_enomem)
 {
-	int tries;
+	struct two_round r = {
+		.name = name, .vcpus = vcpus, .want_enomem = want_enomem,
+		.limit = limit, .slack = 2LL * vcpus * BATCH_PAGES,
+	};
+	int tries = retry_for_helpers(name, two_maps_attempt, &r);
 
-	for (tries = 1; !two_maps_round(name, vcpus, limit, want_enomem,
-					tries == HELPER_TRIES); tries++)
-		;
+	if (tries < 0) {
+		report(0, name, "setup: %s", strerror(-tries));
+		return;
+	}
+	report(r.ok && r.threads >= 2, name,
+	       "two maps of %lu MiB under a limit of %lu MiB: errno %d and %d (want %d ENOMEM, the rest mapped), at most %lld MiB pinned at once (limit and a batch per thread: %lld MiB), then VmLck %+lld kB, pinned %+lld; most threads of a map %d (want 2 or more; %d runs)",
+	       TWO_MAP >> 20, limit >> 20, r.err[0], r.err[1], want_enomem,
+	       (long long)(r.most * PAGE >> 20),
+	       (long long)((limit / PAGE + r.slack) * PAGE >> 20), r.vm,
+	       r.pins, r.threads, tries);
 }
 
 /*
@@ -488,45 +501,64 @@ static int kill_mapper(int *status)
 	return err;
 }
 
+/* What vfio_kill saw over its runs. */
+struct kill_runs {
+	long long	unmapped;	/* bytes the killed children left mapped */
+	int		killed, interrupted;
+};
+
 /*
- * SIGKILL a child that maps and unmaps 2 GiB in a loop, until the signal
- * lands in a map, 3 times at most: a map job that ends with -EINTR (its
- * ktask_job_end event) fails and undoes itself, and once the child's
- * mappings are unmapped nothing stays pinned.
+ * A run of vfio_kill: kill_mapper(), then unmap what the child left.  1
+ * once a map job ended with -EINTR (its ktask_job_end event), 0 if the
+ * signal landed elsewhere, -errno if the run failed.
  */
-static void test_kill(int vcpus)
+static int kill_attempt(void *ctx)
 {
-	long long pins0 = pinned_pages(), unmapped = 0, err = 0;
+	struct kill_runs *k = ctx;
 	struct vfio_iommu_type1_dma_unmap all = {
 		.argsz	= sizeof(all),
 		.flags	= VFIO_DMA_UNMAP_FLAG_ALL,
 	};
-	int tries, status, killed = 1, interrupted = 0;
+	int status = 0, err;
+
+	trace_start();
+	err = kill_mapper(&status);
+	trace_stop();
+	if (err)
+		return err;
+	k->killed &= WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+	/* The largest -errno a map job ended with: EINTR, or none. */
+	k->interrupted = trace_most("ktask_job_end:", "vfio_pin_map_chunk",
+				    " error=-", NULL) == EINTR;
+	if (ioctl(vfio.container, VFIO_IOMMU_UNMAP_DMA, &all))
+		return -errno;
+	k->unmapped += all.size;
+	return k->interrupted;
+}
+
+/*
+ * SIGKILL a child that maps and unmaps 2 GiB in a loop, until the signal
+ * lands in a map (retry_until(), 3 runs at most): the map job fails and
+ * undoes itself, and once the child's mappings are unmapped nothing
+ * stays pinned.
+ */
+static void test_kill(int vcpus)
+{
+	long long pins0 = pinned_pages();
+	struct kill_runs k = { .killed = 1 };
+	int tries;
 
 	ktask_threads_set(vcpus);
-	for (tries = 0; tries < HELPER_TRIES && !interrupted;) {
-		tries++;
-		trace_start();
-		status = 0;
-		err = kill_mapper(&status);
-		trace_stop();
-		if (err)
-			break;
-		killed &= WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-		/* The largest -errno a map job ended with: EINTR, or none. */
-		interrupted = trace_most("ktask_job_end:", "vfio_pin_map_chunk",
-					 " error=-", NULL) == EINTR;
-		all.size = 0;
-		if (ioctl(vfio.container, VFIO_IOMMU_UNMAP_DMA, &all)) {
-			err = -errno;
-			break;
-		}
-		unmapped += all.size;
+	tries = retry_until("vfio_kill", "the signal landed outside a map",
+			    kill_attempt, &k);
+	if (tries < 0) {
+		report(0, "vfio_kill", "a run failed: %s", strerror(-tries));
+		return;
 	}
-	report(!err && killed && interrupted && pinned_pages() == pins0,
+	report(k.killed && k.interrupted && pinned_pages() == pins0,
 	       "vfio_kill",
-	       "%d runs (error %lld): killed %d, a map stopped by the signal %d (want 1), %lld bytes left mapped (unmapped now), pinned %+lld",
-	       tries, err, killed, interrupted, unmapped,
+	       "%d runs: killed %d, a map stopped by the signal %d (want 1), %lld bytes left mapped (unmapped now), pinned %+lld",
+	       tries, k.killed, k.interrupted, k.unmapped,
 	       pinned_pages() - pins0);
 }
 

@@ -19,8 +19,10 @@
  *	zone_device_devdax_2m	the namespace given to a dax device of 2 MiB
  *				compound pages, struct pages in RAM, as
  *				ndctl create-namespace -m devdax does: the
- *				bind ran one job, every helper a thread of
- *				this process; a word written to each 4 KiB
+ *				bind ran one job, a helper took a chunk of
+ *				it (a bind in which none did is made again,
+ *				3 at most), every helper a thread of this
+ *				process; a word written to each 4 KiB
  *				page of /dev/daxR.N through a shared
  *				mapping reads back with process_vm_readv(),
  *				through each page's struct page; once the
@@ -107,34 +109,61 @@ static const struct pmem_mode zone_device_modes[] = {
 	  "pmem" },
 };
 
-/* The namespace in mode @m, looked at, and back with the pmem driver. */
-static void zone_device_mode(const struct pmem_mode *m)
-{
-	long long slack = free_slack_kb(PMEM_SLACK_KB), free0 = free_kb(), free1;
-	int devdax = !strcmp(m->driver, "dax_pmem"), jobs, threads, ret, undo;
-	struct helpers_seen seen = { 0 };
-	unsigned long long wall = 0;
-	char dev[32] = "";
-	long bad = 0;
+/* Binds of the namespace in a mode (struct pmem_mode): the last one's. */
+struct mode_bind {
+	const struct pmem_mode	*m;
+	long long		free0, slack;	/* free memory before, in kB */
+	char			dev[32];
+	unsigned long long	wall;
+	struct helpers_seen	seen;
+	int			ret, undo, jobs, threads, ok;
+	long			bad;
+};
 
+/*
+ * The namespace in mode @ctx->m, looked at, and back with the pmem driver:
+ * 1 if the bind failed a check or a helper took a chunk of its job, 0 if
+ * it is worth another (retry_for_helpers()).
+ */
+static int zone_device_mode_attempt(void *ctx)
+{
+	struct mode_bind *r = ctx;
+	const struct pmem_mode *m = r->m;
+
+	r->dev[0] = '\0';
+	r->wall = 0;
+	r->bad = 0;
 	trace_record_tgid(1);
 	trace_start_helpers();
-	ret = pmem_mode_bind(m, dev, sizeof(dev), &wall);
-	jobs = zone_device_jobs(&seen, &threads);
+	r->ret = pmem_mode_bind(m, r->dev, sizeof(r->dev), &r->wall);
+	r->jobs = zone_device_jobs(&r->seen, &r->threads);
 	trace_record_tgid(0);
-	if (!ret && devdax)
-		bad = pmem_dax_check(0x9e3779b97f4a7c15ULL + m->align +
-				     m->memmap[0]);
-	undo = pmem_mode_unbind(m, dev);
-	free1 = free_kb();
-	report(!ret && !undo && jobs == 1 && !seen.foreign && !bad &&
-	       pmem_bound() && free1 >= free0 - slack, m->name,
-	       "%s, %lu-byte pages, struct pages in %s: bind error %d in %llu ms, %d jobs, %d helpers, %d of another process; %s %ld; back to the pmem driver: error %d, free memory %+lld kB (slack %lld kB)",
-	       dev, m->align, m->memmap, ret, wall / 1000000, jobs,
-	       seen.helpers, seen.foreign,
-	       devdax ? "words wrong through the mapping (or -errno)" :
-			"not mapped",
-	       bad, undo, free1 - free0, slack);
+	if (!r->ret && !strcmp(m->driver, "dax_pmem"))
+		r->bad = pmem_dax_check(0x9e3779b97f4a7c15ULL + m->align +
+					m->memmap[0]);
+	r->undo = pmem_mode_unbind(m, r->dev);
+	r->ok = !r->ret && !r->undo && r->jobs == 1 && !r->seen.foreign &&
+		!r->bad && pmem_bound() && free_kb() >= r->free0 - r->slack;
+	return !r->ok || (r->threads >= 2 && r->seen.chunks);
+}
+
+/* zone_device_mode_attempt() until a helper took part (3 binds at most). */
+static void zone_device_mode(const struct pmem_mode *m)
+{
+	struct mode_bind r = {
+		.m = m, .free0 = free_kb(),
+		.slack = free_slack_kb(PMEM_SLACK_KB),
+	};
+	int tries = retry_for_helpers(m->name, zone_device_mode_attempt, &r);
+
+	report(r.ok && r.threads >= 2 && r.seen.chunks, m->name,
+	       "%s, %lu-byte pages, struct pages in %s: bind error %d in %llu ms, %d jobs, %d helpers (%d chunks; want 1 or more, %d binds), %d of another process; %s %ld; back to the pmem driver: error %d, free memory %+lld kB since the first bind (slack %lld kB)",
+	       r.dev, m->align, m->memmap, r.ret, r.wall / 1000000, r.jobs,
+	       r.seen.helpers, r.seen.chunks, tries, r.seen.foreign,
+	       strcmp(m->driver, "dax_pmem") ?
+			"not mapped" :
+			"words wrong through the mapping (or -errno)",
+	       r.bad, r.undo, free_kb() - r.free0, r.slack);
 }
 
 void run_zone_device_tests(const struct boot *b)

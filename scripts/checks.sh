@@ -115,7 +115,7 @@ count_ktap() {
 	ck_summary=$(sed -n 's/.*\(Testing complete\..*\)/\1/p' "${2%.ktap}-parse.log" |
 		sed 's/\x1b\[[0-9;]*m//g' | tail -1)
 	ck_retries=$(grep -a -c '# retry: ' "$2" 2>/dev/null || true)
-	printf '    %s: %s; runs again for a helper: %s (guest/sys.c: retry_for_helpers)\n' \
+	printf '    %s: %s; runs again: %s (guest/sys.c: retry_until)\n' \
 		"$1" "${ck_summary:-kunit.py parse did not finish}" "${ck_retries:-0}"
 	grep -a '^    \(not \)\?ok ' "$2" 2>/dev/null | tr -d '\r' | cut -c1-200 || true
 	# Where the boot's time went (guest/ktap.c: ktap_suite_end()).
