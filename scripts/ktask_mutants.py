@@ -324,4 +324,10 @@ MUTANTS = [
 	('helper_start: after the helper took its priority',
 	 '\ttrace_ktask_helper_start(job->kj_ctl, job->kj_trace->kt_id, kh->kh_nid);\n\t/* A worker has run other work before; not the event\'s probes. */\n\tcpu_ns = job->kj_trace->kt_timed ? task_sched_runtime(current) : 0;\n\tktask_helper_start_children(kh);\n\t/* Then its priority, so that the caller can lend it its own. */\n\tktask_helper_set_prio(kh);\n',
 	 '\tcpu_ns = job->kj_trace->kt_timed ? task_sched_runtime(current) : 0;\n\tktask_helper_start_children(kh);\n\tktask_helper_set_prio(kh);\n\ttrace_ktask_helper_start(job->kj_ctl, job->kj_trace->kt_id, kh->kh_nid);\n'),
+	('job_run: undo unmarked',
+	 '\tif (job->kj_error && job->kj_ctl->kc_undo_func)\n\t\tktask_undo(job);',
+	 '\tcurrent->in_ktask_no_fork = 0;\n\tif (job->kj_error && job->kj_ctl->kc_undo_func)\n\t\tktask_undo(job);'),
+	('kind_of: a no-fork user task gets workers, outside its cgroups',
+	 '\tif (no_fork || policy == SCHED_DEADLINE)\n\t\treturn KTASK_KIND_NONE;',
+	 '\tif (no_fork)\n\t\treturn KTASK_KIND_WORKERS;\n\tif (policy == SCHED_DEADLINE)\n\t\treturn KTASK_KIND_NONE;'),
 ]
