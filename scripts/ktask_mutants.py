@@ -330,4 +330,7 @@ MUTANTS = [
 	('kind_of: a no-fork user task gets workers, outside its cgroups',
 	 '\tif (no_fork || policy == SCHED_DEADLINE)\n\t\treturn KTASK_KIND_NONE;',
 	 '\tif (no_fork)\n\t\treturn KTASK_KIND_WORKERS;\n\tif (policy == SCHED_DEADLINE)\n\t\treturn KTASK_KIND_NONE;'),
+	('add_helpers: none reserved, every range kept',
+	 '\tif (!job->kj_nr_helpers) {\n\t\tktask_job_one_range(job);\n\t\treturn;\n\t}',
+	 '\tif (!job->kj_nr_helpers)\n\t\treturn;'),
 ]
