@@ -234,6 +234,10 @@ MUTANTS = [
 	('serial_chunk_size: killable whole',
 	 '\tif (ctl->kc_killable)\n\t\treturn ktask_chunk_size(total, 1,',
 	 '\tif (0)\n\t\treturn ktask_chunk_size(total, 1,'),
+	# Equivalent in every result: ktask_nr_threads() plans one thread for a
+	# job of one chunk anyway (its min3() with the chunk count).  The check
+	# only spares such a job the helper-kind, cpumask and CPU-counting work
+	# of planning; mutate.py reports it SURVIVED, as expected.
 	('add_helpers: one chunk gets helpers',
 	 '\t    ktask_fits_one_chunk(job->kj_ctl, total))\n\t\treturn;',
 	 '\t    0)\n\t\treturn;'),
