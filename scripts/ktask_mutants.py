@@ -337,4 +337,7 @@ MUTANTS = [
 	('add_helpers: none reserved, every range kept',
 	 '\tif (!job->kj_nr_helpers) {\n\t\tktask_job_one_range(job);\n\t\treturn;\n\t}',
 	 '\tif (!job->kj_nr_helpers)\n\t\treturn;'),
+	('args_valid: a node no machine has is accepted',
+	 '(nid < 0 || nid >= MAX_NUMNODES ||\n\t\t\t       !node_possible(nid))',
+	 '(nid < 0 || nid >= MAX_NUMNODES)'),
 ]
