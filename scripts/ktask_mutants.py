@@ -340,4 +340,7 @@ MUTANTS = [
 	('args_valid: a node no machine has is accepted',
 	 '(nid < 0 || nid >= MAX_NUMNODES ||\n\t\t\t       !node_possible(nid))',
 	 '(nid < 0 || nid >= MAX_NUMNODES)'),
+	('mutex_lock: a helper noted only once it has the lock',
+	 '\tWARN_ONCE(kh && cmpxchg(&kh->kh_lock, NULL, lock),\n\t\t  "ktask: a helper takes a second lock with %s()\\n", __func__);\n\tif (!ktask_in_caller_chunk() || !READ_ONCE(ktask_priority_lending))\n\t\tmutex_lock(lock);\n\telse if (!mutex_trylock(lock))\n\t\tktask_lend_lock_wait(lock);\n',
+	 '\tif (!ktask_in_caller_chunk() || !READ_ONCE(ktask_priority_lending))\n\t\tmutex_lock(lock);\n\telse if (!mutex_trylock(lock))\n\t\tktask_lend_lock_wait(lock);\n\tWARN_ONCE(kh && cmpxchg(&kh->kh_lock, NULL, lock),\n\t\t  "ktask: a helper takes a second lock with %s()\\n", __func__);\n'),
 ]
