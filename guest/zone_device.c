@@ -113,6 +113,7 @@ static const struct pmem_mode zone_device_modes[] = {
 struct mode_bind {
 	const struct pmem_mode	*m;
 	long long		free0, slack;	/* free memory before, in kB */
+	long long		freed;		/* free memory after, less before */
 	char			dev[32];
 	unsigned long long	wall;
 	struct helpers_seen	seen;
@@ -142,8 +143,9 @@ static int zone_device_mode_attempt(void *ctx)
 		r->bad = pmem_dax_check(0x9e3779b97f4a7c15ULL + m->align +
 					m->memmap[0]);
 	r->undo = pmem_mode_unbind(m, r->dev);
+	r->freed = free_kb() - r->free0;
 	r->ok = !r->ret && !r->undo && r->jobs == 1 && !r->seen.foreign &&
-		!r->bad && pmem_bound() && free_kb() >= r->free0 - r->slack;
+		!r->bad && pmem_bound() && r->freed >= -r->slack;
 	return !r->ok || (r->threads >= 2 && r->seen.chunks);
 }
 
@@ -163,7 +165,7 @@ static void zone_device_mode(const struct pmem_mode *m)
 	       strcmp(m->driver, "dax_pmem") ?
 			"not mapped" :
 			"words wrong through the mapping (or -errno)",
-	       r.bad, r.undo, free_kb() - r.free0, r.slack);
+	       r.bad, r.undo, r.freed, r.slack);
 }
 
 void run_zone_device_tests(const struct boot *b)
