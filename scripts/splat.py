@@ -6,8 +6,9 @@ KASAN, KFENCE, UBSAN, debugobjects, kmemleak, a hung task, an oops) and
 ends at its "---[ end trace" line or, failing that, after MAX_LINES.  The
 warnings the KUnit suite's misuse cases trigger on purpose are expected
 and skipped: a WARN in ktask_args_valid() (the function its WARNING or
-RIP line names, ktask_run_numa() where it is inlined) whose title, the message between its "cut here" line and
-its WARNING line, is one of that function's.
+RIP line names, ktask_run_numa() where it is inlined) or in
+ktask_mutex_lock() whose title, the message between its "cut here" line
+and its WARNING line, is one of those functions'.
 
 With --kcsan, a KCSAN data race counts only if it is in ktask's code:
 one of its accesses in a function named ktask_* or *_ktask* (other
@@ -45,11 +46,13 @@ START = re.compile(
 	r'self-detected stall)')
 END = re.compile(r'---\[ end (trace|Kernel panic)')
 # The warnings of the misuse cases: their function (ktask_args_valid(),
-# or ktask_run_numa() it is inlined into), and their titles.
-MISUSE_FUNCS = {'ktask_args_valid', 'ktask_run_numa'}
+# or ktask_run_numa() it is inlined into; ktask_mutex_lock() for a
+# helper's second lock), and their titles.
+MISUSE_FUNCS = {'ktask_args_valid', 'ktask_run_numa', 'ktask_mutex_lock'}
 MISUSE = re.compile(r'ktask: (thread function and minimum chunk size are '
 		    r'required|\d+ nodes at NULL|node -?\d+ does not exist|'
-		    r'range at \S+ of \d+ units wraps)$')
+		    r'range at \S+ of \d+ units wraps|'
+		    r'a helper takes a second lock with ktask_mutex_lock\(\))$')
 CUT_HERE = re.compile(r'-+\[ cut here \]-+')
 # The function of a WARNING line ("at FILE:LINE FUNC+0x..") or a RIP line.
 WARN_FUNC = re.compile(r'(?:WARNING: .* at \S+:\d+ |RIP: \S+:)([\w.]+)\+0x')
