@@ -25,11 +25,14 @@
 #include "vfio_dev.h"
 
 /*
- * Calls per case.  Without the wait for helpers to leave, a call beside
- * the hogs failed 5 times in 20: 10 calls miss it 6% of the time, and
- * the fallocate() and VFIO cases together 0.3%.
+ * Calls with helpers per case, of MAX_CALLS at most.  Without the wait
+ * for helpers to leave, a call beside the hogs failed 5 times in 20: 10
+ * calls miss it 6% of the time, and the fallocate() and VFIO cases
+ * together 0.3%.  A call without helpers checks nothing, so it does not
+ * count.
  */
 #define TRIES		10
+#define MAX_CALLS	(2 * TRIES)
 /* Two chunks of KTASK_MEM_CHUNK (128 MiB): the caller and a helper. */
 #define LEFT_LEN	(256UL << 20)
 #define BOUND_CG	CGROOT "/ktask-bound"
@@ -97,28 +100,28 @@ static const char *const left_names[] = {
 };
 
 /*
- * TRIES calls, each followed at once by unshare(CLONE_VM | CLONE_SIGHAND),
- * which fails with EINVAL while another thread is in the group or shares
- * its signal handlers (and does nothing else), and a look at
- * Threads: in /proc/self/status.  The calls must have had helper
- * threads: otherwise nothing was checked.  With @hogs, a nice-0 hog on
- * each of @vcpus vCPUs from when the call has a helper to after the look:
- * a job starts helpers only for idle CPUs, and these then hardly run,
- * most of them too late to take a chunk (under TCG a helper's own forks
- * outlast the 2 ms the hogs give it).  A call had helpers if one took a
- * chunk (the trace) or, with @hogs, if the hogs ran: they start only once
- * the caller has a thread beside it.  A helper that never took a chunk
- * counts: what is checked is that its thread is gone when the call
+ * Calls until TRIES of them had helper threads, each followed at once by
+ * unshare(CLONE_VM | CLONE_SIGHAND), which fails with EINVAL while another
+ * thread is in the group or shares its signal handlers (and does nothing
+ * else), and a look at Threads: in /proc/self/status.  Fewer than TRIES
+ * calls with helpers in MAX_CALLS fails: too little was checked.  With
+ * @hogs, a nice-0 hog on each of @vcpus vCPUs from when the call has a
+ * helper to after the look: a job starts helpers only for idle CPUs, and
+ * these then hardly run, most of them too late to take a chunk (under
+ * TCG a helper's own forks outlast the 2 ms the hogs give it).  A call
+ * had helpers if a helper thread ran, chunk or not (its ktask_helper_end
+ * event): what is checked is that its thread is gone when the call
  * returns.
  */
 static void left_behind(const struct left_op *op, struct left_ctx *c,
 			struct hogs *hogs, int vcpus, const char *name)
 {
-	int i, fails = 0, extra = 0, helped = 0, err = 0, hogs_ran;
+	int i, fails = 0, extra = 0, helped = 0, err = 0;
+	struct helpers_seen seen;
 	long long threads;
 
-	for (i = 0; i < TRIES; i++) {
-		trace_start();
+	for (i = 0; i < MAX_CALLS && helped < TRIES; i++) {
+		trace_start_helpers();
 		err = hogs ? -hogs_start_with_threads(hogs, vcpus, vcpus,
 						      getpid()) : 0;
 		if (err)
@@ -129,11 +132,12 @@ static void left_behind(const struct left_op *op, struct left_ctx *c,
 		}
 		fails += unshare(CLONE_VM | CLONE_SIGHAND) != 0;
 		threads = read_key("/proc/self/status", "Threads", ':');
-		hogs_ran = hogs && hogs_count(hogs);
 		if (hogs)
 			hogs_stop(hogs);
 		extra += threads != 1;
-		helped += trace_threads(op->func) >= 2 || hogs_ran;
+		trace_stop_helpers(op->func);
+		trace_helpers(op->func, -1, &seen);
+		helped += seen.helpers > 0;
 		op->undo(c);
 	}
 	if (hogs)
@@ -142,9 +146,9 @@ static void left_behind(const struct left_op *op, struct left_ctx *c,
 		report(0, name, "try %d: %s", i + 1, strerror(err));
 		return;
 	}
-	report(!fails && !extra && helped, name,
-	       "%d calls, %d with helpers: unshare(CLONE_VM | CLONE_SIGHAND) failed %d times, Threads: was not 1 %d times",
-	       TRIES, helped, fails, extra);
+	report(!fails && !extra && helped == TRIES, name,
+	       "%d calls, %d with helpers (want %d): unshare(CLONE_VM | CLONE_SIGHAND) failed %d times, Threads: was not 1 %d times",
+	       i, helped, TRIES, fails, extra);
 }
 
 static void left_behind_child(int vcpus)

@@ -53,13 +53,16 @@ static void hog(volatile unsigned long *count)
 
 /*
  * Until process @pid has had more than one thread for 2 ms, time for its
- * helper to take a chunk: the watching hog sleeps a millisecond between
- * looks, so its vCPU stays mostly idle meanwhile.  Returns 0, or -1 once
- * @pid is gone: its hogs then have nothing to load.
+ * helper to take a chunk.  The watching hog sleeps 10 ms between looks,
+ * so that its vCPU stays idle by the load average meanwhile: looking
+ * every millisecond, a look taking most of one under TCG, kept it busy,
+ * and a job whose caller shared its node found no idle core there for a
+ * helper in about half the calls (ktask_job_start: wanted 2, planned 1).
+ * Returns 0, or -1 once @pid is gone: its hogs then have nothing to load.
  */
 static int wait_for_threads(pid_t pid)
 {
-	struct timespec ms = { 0, 1000000 }, two_ms = { 0, 2000000 };
+	struct timespec ms = { 0, 10000000 }, two_ms = { 0, 2000000 };
 	long long threads;
 	char path[64];
 

@@ -352,4 +352,7 @@ MUTANTS = [
 	('trace_plan: wanted is what it got',
 	 '\t\t\t job.kj_nr_helpers + 1, nr_wanted);',
 	 '\t\t\t job.kj_nr_helpers + 1, job.kj_nr_helpers + 1);'),
+	('work_fn: a worker borrows the caller\'s mm',
+	 '\t\t\t\t\t       kh_work);\n\n\tkh->kh_task = current;\n\tktask_helper_run(kh);\n',
+	 '\t\t\t\t\t       kh_work);\n\tstruct mm_struct *mm = kh->kh_job->kj_caller->mm;\n\n\tkh->kh_task = current;\n\tif (mm)\n\t\tkthread_use_mm(mm);\n\tktask_helper_run(kh);\n\tif (mm)\n\t\tkthread_unuse_mm(mm);\n'),
 ]

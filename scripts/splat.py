@@ -45,14 +45,24 @@ START = re.compile(
 	r'Watchdog detected hard LOCKUP|rcu: INFO: .*detected stall|'
 	r'self-detected stall)')
 END = re.compile(r'---\[ end (trace|Kernel panic)')
-# The warnings of the misuse cases: their function (ktask_args_valid(),
-# or ktask_run_numa() it is inlined into; ktask_mutex_lock() for a
-# helper's second lock), and their titles.
-MISUSE_FUNCS = {'ktask_args_valid', 'ktask_run_numa', 'ktask_mutex_lock'}
-MISUSE = re.compile(r'ktask: (thread function and minimum chunk size are '
+# The warnings of the misuse cases, each (the functions that may name it,
+# its title, a frame its call trace must have, if any): those of
+# ktask_args_valid() (or ktask_run_numa() it is inlined into), and that
+# of ktask_mutex_lock() for a helper's second lock, from
+# ktask_test_lock_second alone, so that a real caller's second lock (the
+# chunks of hugetlbfs fallocate take the fault mutex with it) is still a
+# report.
+ARGS_FUNCS = {'ktask_args_valid', 'ktask_run_numa'}
+MISUSES = [
+	(ARGS_FUNCS,
+	 re.compile(r'ktask: (thread function and minimum chunk size are '
 		    r'required|\d+ nodes at NULL|node -?\d+ does not exist|'
-		    r'range at \S+ of \d+ units wraps|'
-		    r'a helper takes a second lock with ktask_mutex_lock\(\))$')
+		    r'range at \S+ of \d+ units wraps)$'), None),
+	({'ktask_mutex_lock'},
+	 re.compile(r'ktask: a helper takes a second lock with '
+		    r'ktask_mutex_lock\(\)$'),
+	 re.compile(r'\bktask_test_two_locks_chunk\+0x')),
+]
 CUT_HERE = re.compile(r'-+\[ cut here \]-+')
 # The function of a WARNING line ("at FILE:LINE FUNC+0x..") or a RIP line.
 WARN_FUNC = re.compile(r'(?:WARNING: .* at \S+:\d+ |RIP: \S+:)([\w.]+)\+0x')
@@ -74,10 +84,13 @@ def title(lines, start):
 
 
 def expected_misuse(titles, block):
-	"""Whether a report is a WARN of a misuse case, by function and title."""
+	"""Whether a report is a WARN of a misuse case: its function, its title
+	and, for some, a frame of its call trace."""
 	funcs = {m.group(1) for line in block for m in [WARN_FUNC.search(line)] if m}
-	return (bool(MISUSE_FUNCS & funcs) and
-		any(MISUSE.search(line) for line in titles))
+	return any(names & funcs and
+		   any(title.search(line) for line in titles) and
+		   (frame is None or any(frame.search(line) for line in block))
+		   for names, title, frame in MISUSES)
 
 
 def reports(path):
