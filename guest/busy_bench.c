@@ -31,9 +31,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib.h"
@@ -229,18 +231,44 @@ static void busy_cpumax(int threads, int patched)
 	rmdir(BUSY_CG);
 }
 
+/*
+ * The boot's thread counts, in an order of its own: run one after the
+ * other, the later ones ran slower in every boot, with no helper at
+ * either count (vfio_map_busy, 2 threads after 1), so a fixed order
+ * would read as a cost of the thread count.  Printed, for the reader.
+ */
+static void busy_order(const struct boot *b, int *order)
+{
+	int i, j, t;
+
+	srand(time(NULL) ^ getpid());
+	for (i = 0; i < b->nthreads; i++)
+		order[i] = b->threads[i];
+	for (i = b->nthreads - 1; i > 0; i--) {
+		j = rand() % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (i = 0; i < b->nthreads; i++)
+		ktap_diag("busy: thread count %d runs %d of %d", order[i],
+			  i + 1, b->nthreads);
+}
+
 void run_busy_bench(const struct boot *b)
 {
 	int patched = !access(KNOB_THREADS, W_OK);
+	int order[MAX_THREADS];
 	int r, i;
 
+	busy_order(b, order);
 	for (r = 0; r < b->repeat; r++) {
 		for (i = 0; i < b->nthreads; i++) {
-			if (!patched && b->threads[i] != 1)
+			if (!patched && order[i] != 1)
 				continue;
-			busy_hogs(b, b->threads[i], patched);
-			busy_late(b, b->threads[i], patched);
-			busy_cpumax(b->threads[i], patched);
+			busy_hogs(b, order[i], patched);
+			busy_late(b, order[i], patched);
+			busy_cpumax(order[i], patched);
 		}
 	}
 	if (patched)
