@@ -6,9 +6,10 @@ KASAN, KFENCE, UBSAN, debugobjects, kmemleak, a hung task, an oops) and
 ends at its "---[ end trace" line or, failing that, after MAX_LINES.  The
 warnings the KUnit suite's misuse cases trigger on purpose are expected
 and skipped: a WARN in ktask_args_valid() (the function its WARNING or
-RIP line names, ktask_run_numa() where it is inlined) or in
-ktask_mutex_lock() whose title, the message between its "cut here" line
-and its WARNING line, is one of those functions'.
+RIP line names, ktask_run_numa() where it is inlined) whose title, the
+message between its "cut here" line and its WARNING line, is one of that
+function's, and the WARN of a helper's second lock in ktask_mutex_lock()
+when its call trace has ktask_test_lock_second's chunk function.
 
 With --kcsan, a KCSAN data race counts only if it is in ktask's code:
 one of its accesses in a function named ktask_* or *_ktask* (other
@@ -88,9 +89,9 @@ def expected_misuse(titles, block):
 	and, for some, a frame of its call trace."""
 	funcs = {m.group(1) for line in block for m in [WARN_FUNC.search(line)] if m}
 	return any(names & funcs and
-		   any(title.search(line) for line in titles) and
+		   any(title_re.search(line) for line in titles) and
 		   (frame is None or any(frame.search(line) for line in block))
-		   for names, title, frame in MISUSES)
+		   for names, title_re, frame in MISUSES)
 
 
 def reports(path):
