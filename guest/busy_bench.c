@@ -25,8 +25,10 @@
  * cpu_ns is what the call cost: for _busy and _late the CPU time of this
  * process over the call (getrusage(), whose RUSAGE_SELF includes the
  * threads that ended, as ktask's helpers have by the time a call returns),
- * for _cpumax the growth of the cgroup's usage_usec.  On the unpatched
- * kernel only 1 thread runs.
+ * for _cpumax the growth of the cgroup's usage_usec.  The unpatched
+ * kernel runs its serial code at every thread count too, "threads" then
+ * naming only the place in the boot, so that both kernels make the same
+ * calls in the same order (busy_order()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,7 +37,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lib.h"
@@ -127,9 +128,10 @@ static long long cgroup_usage_ns(void)
 }
 
 /*
- * Run @caller at ktask.max_threads=@threads (-1: no knob, the unpatched
- * kernel) as benchmark NAME_@load, its cost read with @cpu_ns.  With
- * @hogs, they must have run by the end of the call.
+ * Run @caller at ktask.max_threads=@threads (on the unpatched kernel,
+ * which has no such knob, as the serial code) as benchmark NAME_@load,
+ * its cost read with @cpu_ns.  With @hogs, they must have run by the end
+ * of the call.
  */
 static void busy_one(const struct busy_caller *caller, const char *load,
 		     int threads, int patched, long long (*cpu_ns)(void),
@@ -232,24 +234,24 @@ static void busy_cpumax(int threads, int patched)
 }
 
 /*
- * The boot's thread counts, in an order of its own: run one after the
- * other, the later ones ran slower in every boot, with no helper at
- * either count (vfio_map_busy, 2 threads after 1), so a fixed order
- * would read as a cost of the thread count.  Printed, for the reader.
+ * The boot's thread counts in the order its round gives (ktask_order=down
+ * on the kernel command line: the other way): run one after the other,
+ * the later ones ran slower in every boot, with no helper at either count
+ * (vfio_map_busy, 2 threads after 1), so a fixed order would read as a
+ * cost of the thread count, and an order drawn per boot still left one
+ * count first in 4 of 5 boots as often as not.  make run gives both
+ * kernels of a round the same order and alternates it from round to
+ * round, so that each count of one kernel is measured in the same places
+ * as the same count of the other.  Printed, for the reader.
  */
 static void busy_order(const struct boot *b, int *order)
 {
-	int i, j, t;
+	const char *env = getenv("ktask_order");
+	int down = env && !strcmp(env, "down");
+	int i;
 
-	srand(time(NULL) ^ getpid());
 	for (i = 0; i < b->nthreads; i++)
-		order[i] = b->threads[i];
-	for (i = b->nthreads - 1; i > 0; i--) {
-		j = rand() % (i + 1);
-		t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
+		order[i] = b->threads[down ? b->nthreads - 1 - i : i];
 	for (i = 0; i < b->nthreads; i++)
 		ktap_diag("busy: thread count %d runs %d of %d", order[i],
 			  i + 1, b->nthreads);
@@ -264,8 +266,6 @@ void run_busy_bench(const struct boot *b)
 	busy_order(b, order);
 	for (r = 0; r < b->repeat; r++) {
 		for (i = 0; i < b->nthreads; i++) {
-			if (!patched && order[i] != 1)
-				continue;
 			busy_hogs(b, order[i], patched);
 			busy_late(b, order[i], patched);
 			busy_cpumax(order[i], patched);

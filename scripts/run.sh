@@ -273,15 +273,21 @@ fi
 
 # mm_boot patched|unpatched ROUND: one boot of the mm benchmark, all
 # vCPUs in one node (in NODES for MODE=thp_move and huge_move, which move
-# pages from node 0 to node 1), its log added to logs.
+# pages from node 0 to node 1), its log added to logs.  The busy table
+# runs its thread counts upwards in odd rounds and downwards in even ones
+# (guest/busy_bench.c: busy_order()), the same for both kernels.
 mm_boot() {
+	mm_order=
+	[ $(($2 % 2)) = 1 ] || mm_order=ktask_order=down
+	# shellcheck disable=SC2086 # $mm_order is no word or one
 	if [ "$1" = patched ]; then
 		mm_log=$out/console-mm-$2.log
-		boot "$kernel" "$mm_log" "$mm_mode" "$all" "$mm_nodes" patched
+		boot "$kernel" "$mm_log" "$mm_mode" "$all" "$mm_nodes" patched \
+			$mm_order
 	else
 		mm_log=$out/console-unpatched-$2.log
 		boot "$base_kernel" "$mm_log" "$mm_mode" "$all" "$mm_nodes" \
-			unpatched
+			unpatched $mm_order
 	fi
 	logs="$logs $mm_log"
 }
