@@ -226,6 +226,14 @@ check_mutants_apply() {
 		"a mutation's text is gone from kernel/ktask.c" mutants_apply.py "$tree"
 }
 
+# check_reports: one check, that the busy table compares each thread count
+# with the unpatched runs at that count (scripts/report_check.py), which
+# no boot of make test feeds.
+check_reports() {
+	check_script "make run's busy table compares each count with the unpatched kernel's at that count" \
+		"the busy table compares the wrong runs" report_check.py
+}
+
 # skipped STAGE...: the stages that need build/kunit, when it did not build.
 skipped() {
 	for stage in "$@"; do

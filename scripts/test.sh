@@ -15,6 +15,9 @@
 #               (scripts/named_tests.py)
 #   mutations   each of make mutate's mutations finds its text in
 #               kernel/ktask.c once (scripts/mutants_apply.py)
+#   reports     make run's busy table compares each thread count with
+#               the unpatched kernel's runs at that count, on made-up
+#               runs (scripts/report_check.py)
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
@@ -304,6 +307,7 @@ timed kernel-doc check_kernel_doc
 check_guest_layers
 check_named_tests
 check_mutants_apply
+check_reports
 timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run numa \
 	--jobs=2 --kunitconfig="$debug_config" --kernel_args preempt=full
 debug_built=$kernel_built
