@@ -235,14 +235,15 @@ static void busy_cpumax(int threads, int patched)
 
 /*
  * The boot's thread counts in the order its round gives (ktask_order=down
- * on the kernel command line: the other way): run one after the other,
- * the later ones ran slower in every boot, with no helper at either count
- * (vfio_map_busy, 2 threads after 1), so a fixed order would read as a
- * cost of the thread count, and an order drawn per boot still left one
- * count first in 4 of 5 boots as often as not.  make run gives both
- * kernels of a round the same order and alternates it from round to
- * round, so that each count of one kernel is measured in the same places
- * as the same count of the other.  Printed, for the reader.
+ * on the kernel command line: the other way): a call's time depends on
+ * its place in the boot (in one run, with 2 threads always after 1,
+ * vfio_map_busy was slower at 2 in every boot with no helper at either),
+ * so a fixed order would read as a cost of the thread count, and an
+ * order drawn per boot leaves one count first in 4 or 5 of 5 boots more
+ * than a third of the time.  make run gives both kernels of a round the
+ * same order and alternates it from round to round, so that each count
+ * of one kernel is measured in the same places as the same count of the
+ * other.  Printed, for the reader.
  */
 static void busy_order(const struct boot *b, int *order)
 {

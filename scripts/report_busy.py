@@ -47,6 +47,11 @@ def unpatched_base(group, threads):
 	return same if same else [r for r in base if int(r['threads']) == 1]
 
 
+def median_ratio(runs, base, key):
+	"""The median of @key over @runs divided by its median over @base."""
+	return median([int(r[key]) for r in runs]) / median([int(r[key]) for r in base])
+
+
 def busy_rows(runs):
 	"""The busy table's rows (a header first) and its target lines, from
 	the mm runs; no rows if none is a busy one."""
@@ -74,16 +79,16 @@ def busy_rows(runs):
 		sel = [r for r in group if r['label'] == 'patched' and int(r['threads']) == top]
 		base = unpatched_base(group, top)
 		if top > 1 and sel and base:
-			wall = median([int(r['wall_ns']) for r in sel]) / median([int(r['wall_ns']) for r in base])
-			cpu = median([int(r['cpu_ns']) for r in sel]) / median([int(r['cpu_ns']) for r in base])
+			wall = median_ratio(sel, base, 'wall_ns')
+			cpu = median_ratio(sel, base, 'cpu_ns')
 			met = wall <= TARGET and cpu <= TARGET
 			targets.append(f'  {bench} at {top} threads: wall {wall:.2f}, cpu {cpu:.2f} '
 				       f'of unpatched ({"met" if met else "missed"})')
 		same = [r for r in group if r['label'] == 'unpatched' and int(r['threads']) == top]
 		one = unpatched_base(group, 1)
 		if top > 1 and same and one:
-			wall = median([int(r['wall_ns']) for r in same]) / median([int(r['wall_ns']) for r in one])
-			cpu = median([int(r['cpu_ns']) for r in same]) / median([int(r['cpu_ns']) for r in one])
+			wall = median_ratio(same, one, 'wall_ns')
+			cpu = median_ratio(same, one, 'cpu_ns')
 			targets.append(f'  {bench}, the same serial code (unpatched) in the place of {top} threads '
 				       f'against that of 1: wall {wall:.2f}, cpu {cpu:.2f}')
 	return rows, targets
