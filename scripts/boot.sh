@@ -101,9 +101,45 @@ numa_args() {
 	done
 }
 
+# host_ticks: the CPU time the host has spent so far, in clock ticks
+# (/proc/stat's first line): "BUSY STEAL", busy being user, nice, system,
+# irq and softirq, steal the time the host's own hypervisor kept from it.
+# Shell arithmetic: awk prints large sums in floating point.
+host_ticks() {
+	read -r _ user nice system _ _ irq softirq steal _ </proc/stat
+	echo "$((user + nice + system + irq + softirq)) $steal"
+}
+
+# children_ticks: the CPU time of this shell's children that have ended
+# (and of theirs that they waited for), in clock ticks: cutime and
+# cstime of /proc/$$/stat, which a subshell reads for its parent.
+children_ticks() {
+	# shellcheck disable=SC2046 # the fields after the command's name
+	set -- $(sed 's/.*) //' "/proc/$$/stat")
+	shift 13
+	echo "$(($1 + $2))"
+}
+
+# boot_host_line BUSY STEAL CHILDREN START: the console log's last line,
+# what the host did during the boot that began with host_ticks,
+# children_ticks and date +%s at BUSY STEAL, CHILDREN and START: QEMU's
+# CPU time and the host's outside it (other processes, the host kernel's
+# threads and interrupts, sampled at each tick: a tick or so off either
+# way).  Under TCG a guest's every instruction slows while the host runs
+# something else, so a benchmark reads it (results.py, report_busy.py).
+boot_host_line() {
+	hz=$(getconf CLK_TCK)
+	# shellcheck disable=SC2046 # "BUSY STEAL"
+	set -- "$@" $(host_ticks) "$(children_ticks)" "$(date +%s)"
+	printf '\nktask-run: host_other_cpu_ms=%s host_steal_ms=%s qemu_cpu_ms=%s boot_s=%s\n' \
+		$(((($5 - $1) - ($7 - $3)) * 1000 / hz)) $((($6 - $2) * 1000 / hz)) \
+		$((($7 - $3) * 1000 / hz)) $(($8 - $4))
+}
+
 # boot KERNEL LOG MODE VCPUS NODES LABEL [APPEND...]: boot once; the
-# guest's console goes to LOG, after a first line that says where the
-# numbers come from (results.py reads it), and its second serial port,
+# guest's console goes to LOG, between a first line that says where the
+# numbers come from and a last one that says what else the host ran
+# (boot_host_line; results.py reads both), and its second serial port,
 # the guest's KTAP test results, to LOG less .log plus .ktap
 # (ktap_file).
 boot() {
@@ -128,6 +164,7 @@ boot() {
 	step "booting $b_label ($b_mode): $b_vcpus vCPUs ($smt per core), $mem in $b_nodes nodes, $accel (log: build/run/${b_log##*/})"
 	# smp_arg and numa_args read these.
 	vcpus=$b_vcpus nodes=$b_nodes
+	b_host=$(host_ticks) b_children=$(children_ticks) b_start=$(date +%s)
 	# shellcheck disable=SC2046,SC2086 # the argument lists are several words
 	{ rc=0; timeout "$timeout" qemu-system-x86_64 $accel -cpu "$cpu" \
 		$machine -smp "$(smp_arg)" $(numa_args) -mem-prealloc \
@@ -137,6 +174,8 @@ boot() {
 		-append "$append" </dev/null 2>&1 || rc=$?
 	  echo "$rc" >"$out/qemu.rc"; } >>"$b_log"
 	rc=$(cat "$out/qemu.rc")
+	# shellcheck disable=SC2086 # "BUSY STEAL"
+	boot_host_line $b_host "$b_children" "$b_start" >>"$b_log"
 	[ "$rc" = 0 ] || step "warning: QEMU exited with $rc$([ "$rc" = 124 ] && echo ' (timeout)')"
 	grep -a 'ktask-[a-z]*: error' "$b_log" | sed 's/^/    /' || true
 }

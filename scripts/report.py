@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Print the ktask benchmark tables from guest console logs (make run).
 
-Reads the "ktask-run:" line that scripts/run.sh writes first in each log
-(the host and QEMU side, and which kernel booted), the "ktask-bench:" lines
+Reads the "ktask-run:" lines that scripts/boot.sh writes first (the host
+and QEMU side, and which kernel booted) and last (what else the host ran)
+in each log, the "ktask-bench:" lines
 that guest/init.c prints, and shows one table per job; then the start-up
 table of the "ktask-startup:" lines (guest/startup.c,
 scripts/report_startup.py); then the "ktask-contention:" lines of

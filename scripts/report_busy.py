@@ -15,8 +15,9 @@ table, in the same place in its boots as the patched kernel's count
 (guest/busy_bench.c: busy_order()), and each count is compared with the
 unpatched runs at that count; where it ran only 1 (mm_bench.c's rows),
 with those.  Its own rows at the other counts, against its 1, give the
-spread of the same code run in another place.  It reports and never
-judges, as report.py does.
+spread of the same code run in another place, and each kernel's boots
+what else the host ran meanwhile.  It reports and never judges, as
+report.py does.
 """
 
 from stats import median, ratio, spread
@@ -50,6 +51,26 @@ def unpatched_base(group, threads):
 def median_ratio(runs, base, key):
 	"""The median of @key over @runs divided by its median over @base."""
 	return median([int(r[key]) for r in runs]) / median([int(r[key]) for r in base])
+
+
+def host_lines(runs):
+	"""Per kernel, what else the host ran during its boots (scripts/boot.sh:
+	boot_host_line), which under TCG slows every guest instruction, the
+	more so when it lands in one kernel's boots."""
+	lines = []
+	for label in ('patched', 'unpatched'):
+		boots = {r['boot']: r for r in runs
+			 if r['label'] == label and r.get('host_other_cpu_ms')}
+		if not boots:
+			continue
+		other = sorted(int(r['host_other_cpu_ms']) for r in boots.values())
+		steal = [int(r.get('host_steal_ms') or 0) for r in boots.values()]
+		length = median([int(r.get('boot_s') or 0) for r in boots.values()])
+		lines.append(f'  host CPU time not QEMU\'s during the {len(boots)} {label} boots of '
+			     f'median {length:.0f} s (other processes, host kernel threads, '
+			     f'interrupts; tick-sampled): median {median(other) / 1000:.1f} s, '
+			     f'most {other[-1] / 1000:.1f} s; steal most {max(steal) / 1000:.1f} s')
+	return lines
 
 
 def busy_rows(runs):
@@ -91,4 +112,4 @@ def busy_rows(runs):
 			cpu = median_ratio(same, one, 'cpu_ns')
 			targets.append(f'  {bench}, the same serial code (unpatched) in the place of {top} threads '
 				       f'against that of 1: wall {wall:.2f}, cpu {cpu:.2f}')
-	return rows, targets
+	return rows, targets + host_lines(runs)

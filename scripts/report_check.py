@@ -6,21 +6,31 @@ Each thread count is compared with the unpatched runs at that count,
 which make run places in the same spot of their boots; with the unpatched
 runs at 1 where the unpatched kernel ran only 1; the unpatched kernel's
 own rows with its 1.  The runs below give each choice a different answer.
-Prints what is wrong; exits 1 if anything is.
+A console log as scripts/boot.sh writes it, with its last "ktask-run:"
+line after a guest line that did not end, must give its runs the boot's
+kernel and host figures.  Prints what is wrong; exits 1 if anything is.
 
 usage: report_check.py
 """
 
+import os
 import sys
+import tempfile
 
 from report_busy import busy_rows
+from results import collect, read_log
 
 
 def runs(bench, label, threads, wall_ms, cpu_ms, used=1, n=3):
-	"""@n runs of @bench on @label's kernel, all alike."""
+	"""@n runs of @bench on @label's kernel, all alike, one a boot: boot i
+	of the unpatched kernel had i s of host CPU time outside QEMU, the
+	patched kernel's none."""
 	return [{'bench': bench, 'label': label, 'threads': str(threads),
 		 'used': str(used), 'wall_ns': str(wall_ms * 10**6),
-		 'cpu_ns': str(cpu_ms * 10**6)} for _ in range(n)]
+		 'cpu_ns': str(cpu_ms * 10**6), 'boot': (label, i),
+		 'host_other_cpu_ms': str(1000 * i * (label == 'unpatched')),
+		 'host_steal_ms': '0', 'boot_s': '90'}
+		for i in range(n)]
 
 
 # vfio_map_cpumax: both kernels at both counts, a later place 10% slower;
@@ -46,7 +56,33 @@ WANT_TARGETS = [
 	'  vfio_map_cpumax, the same serial code (unpatched) in the place of 2 threads '
 	'against that of 1: wall 1.10, cpu 1.10',
 	'  thp_move_busy at 2 threads: wall 0.75, cpu 1.10 of unpatched (missed)',
+	'  host CPU time not QEMU\'s during the 3 patched boots of median 90 s (other '
+	'processes, host kernel threads, interrupts; tick-sampled): median 0.0 s, most 0.0 s; '
+	'steal most 0.0 s',
+	'  host CPU time not QEMU\'s during the 3 unpatched boots of median 90 s (other '
+	'processes, host kernel threads, interrupts; tick-sampled): median 1.0 s, most 2.0 s; '
+	'steal most 0.0 s',
 ]
+
+
+LOG = ('ktask-run: host_cpu=x host_cpus=2 accel=tcg label=unpatched append=\n'
+       'ktask-mm: bench=falloc_busy threads=2 used=1 bytes=1 wall_ns=5 cpu_ns=4\n'
+       'a guest line that did not end'
+       '\nktask-run: host_other_cpu_ms=1500 host_steal_ms=0 qemu_cpu_ms=9 boot_s=90\n')
+
+
+def log_wrong():
+	"""What read_log() and collect() get wrong of LOG."""
+	with tempfile.TemporaryDirectory() as tmp:
+		path = os.path.join(tmp, 'console-unpatched-1.log')
+		with open(path, 'w', encoding='utf-8') as f:
+			f.write(LOG)
+		runs = collect([(path,) + read_log(path)])[0]
+	want = {'label': 'unpatched', 'host_other_cpu_ms': '1500', 'boot_s': '90'}
+	if len(runs) != 1:
+		return [f'log: {len(runs)} runs, want 1']
+	return [f'log: {key}={runs[0].get(key)}, want {value}'
+		for key, value in want.items() if runs[0].get(key) != value]
 
 
 def main():
@@ -58,6 +94,7 @@ def main():
 	if targets != WANT_TARGETS:
 		wrong.append('targets:\n' + '\n'.join(targets) + '\nwant:\n' +
 			     '\n'.join(WANT_TARGETS))
+	wrong += log_wrong()
 	for line in wrong:
 		print(f'report_check.py: busy table: {line}')
 	return 1 if wrong else 0

@@ -1,8 +1,9 @@
 """Console logs -> results: the parsing stage of scripts/report.py.
 
 Reads the guest console logs of make run (build/run/*.log): the
-"ktask-run:" line that scripts/boot.sh writes first in each log (the host
-and QEMU side, and which kernel booted), the "ktask-bench:" lines of
+"ktask-run:" lines that scripts/boot.sh writes first (the host and QEMU
+side, and which kernel booted) and last (what else the host ran) in each
+log, the "ktask-bench:" lines of
 guest/init.c, the "ktask-startup:" lines of guest/startup.c, the
 "ktask-contention:" lines of guest/contention.c, the "ktask-mm:" lines of
 guest/hugetlb.c and guest/vfio.c and the deferred init times
@@ -106,16 +107,20 @@ def deferred_boot(label):
 
 def collect(logs):
 	"""What the tables take from every log, not only the first: the mm runs
-	(each labelled with its boot's kernel), the deferred init boots in one
+	(each labelled with its boot's kernel, and with the boot's number and
+	what else the host ran meanwhile), the deferred init boots in one
 	node as (machine, ms of each node), and the errors, the first log's
 	first (its list grows), each once."""
 	errors = logs[0][4]
 	mm, boots = [], []
-	for _, _, log_machine, log_results, log_errors in logs:
+	for n, (_, _, log_machine, log_results, log_errors) in enumerate(logs):
 		label = log_machine.get('label', 'patched')
 		for run in log_results:
 			if run['kind'] == 'mm':
 				run['label'] = label
+				run['boot'] = n
+				for key in ('host_other_cpu_ms', 'host_steal_ms', 'boot_s'):
+					run[key] = log_machine.get(key)
 				mm.append(run)
 		times = [int(r['ms']) for r in log_results if r['kind'] == 'deferred']
 		if times and log_machine.get('qemu_nodes') == '1':
