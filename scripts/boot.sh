@@ -111,29 +111,33 @@ host_ticks() {
 }
 
 # children_ticks: the CPU time of this shell's children that have ended
-# (and of theirs that they waited for), in clock ticks: cutime and
-# cstime of /proc/$$/stat, which a subshell reads for its parent.
+# (and of theirs that they waited for), in clock ticks: "USER SYSTEM",
+# cutime and cstime of /proc/$$/stat, which a subshell reads for its
+# parent.
 children_ticks() {
 	# shellcheck disable=SC2046 # the fields after the command's name
 	set -- $(sed 's/.*) //' "/proc/$$/stat")
 	shift 13
-	echo "$(($1 + $2))"
+	echo "$1 $2"
 }
 
-# boot_host_line BUSY STEAL CHILDREN START: the console log's last line,
-# what the host did during the boot that began with host_ticks,
-# children_ticks and date +%s at BUSY STEAL, CHILDREN and START: QEMU's
-# CPU time and the host's outside it (other processes, the host kernel's
-# threads and interrupts, sampled at each tick: a tick or so off either
-# way).  Under TCG a guest's every instruction slows while the host runs
-# something else, so a benchmark reads it (results.py, report_busy.py).
+# boot_host_line BUSY STEAL USER SYSTEM START: the console log's last
+# line, what the host did during the boot that began with host_ticks,
+# children_ticks and date +%s at BUSY STEAL, USER SYSTEM and START:
+# QEMU's CPU time, and its part in the host kernel (page faults, its
+# system calls), and the host's outside it (other processes, the host
+# kernel's threads and interrupts, sampled at each tick: a tick or so
+# off either way).  Under TCG a guest's every instruction slows while the
+# host runs something else, so a benchmark reads it (results.py,
+# report_busy.py).
 boot_host_line() {
 	hz=$(getconf CLK_TCK)
-	# shellcheck disable=SC2046 # "BUSY STEAL"
-	set -- "$@" $(host_ticks) "$(children_ticks)" "$(date +%s)"
-	printf '\nktask-run: host_other_cpu_ms=%s host_steal_ms=%s qemu_cpu_ms=%s boot_s=%s\n' \
-		$(((($5 - $1) - ($7 - $3)) * 1000 / hz)) $((($6 - $2) * 1000 / hz)) \
-		$((($7 - $3) * 1000 / hz)) $(($8 - $4))
+	# shellcheck disable=SC2046 # "BUSY STEAL" and "USER SYSTEM"
+	set -- "$@" $(host_ticks) $(children_ticks) "$(date +%s)"
+	qemu=$((($8 - $3) + ($9 - $4)))
+	printf '\nktask-run: host_other_cpu_ms=%s host_steal_ms=%s qemu_cpu_ms=%s qemu_sys_ms=%s boot_s=%s\n' \
+		$(((($6 - $1) - qemu) * 1000 / hz)) $((($7 - $2) * 1000 / hz)) \
+		$((qemu * 1000 / hz)) $((($9 - $4) * 1000 / hz)) $((${10} - $5))
 }
 
 # boot KERNEL LOG MODE VCPUS NODES LABEL [APPEND...]: boot once; the
@@ -174,8 +178,8 @@ boot() {
 		-append "$append" </dev/null 2>&1 || rc=$?
 	  echo "$rc" >"$out/qemu.rc"; } >>"$b_log"
 	rc=$(cat "$out/qemu.rc")
-	# shellcheck disable=SC2086 # "BUSY STEAL"
-	boot_host_line $b_host "$b_children" "$b_start" >>"$b_log"
+	# shellcheck disable=SC2086 # "BUSY STEAL" and "USER SYSTEM"
+	boot_host_line $b_host $b_children "$b_start" >>"$b_log"
 	[ "$rc" = 0 ] || step "warning: QEMU exited with $rc$([ "$rc" = 124 ] && echo ' (timeout)')"
 	grep -a 'ktask-[a-z]*: error' "$b_log" | sed 's/^/    /' || true
 }

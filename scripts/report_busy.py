@@ -66,10 +66,15 @@ def host_lines(runs):
 		other = sorted(int(r['host_other_cpu_ms']) for r in boots.values())
 		steal = [int(r.get('host_steal_ms') or 0) for r in boots.values()]
 		length = median([int(r.get('boot_s') or 0) for r in boots.values()])
+		qemu = sorted((int(r.get('qemu_cpu_ms') or 0), int(r.get('qemu_sys_ms') or 0))
+			      for r in boots.values())
 		lines.append(f'  host CPU time not QEMU\'s during the {len(boots)} {label} boots of '
 			     f'median {length:.0f} s (other processes, host kernel threads, '
 			     f'interrupts; tick-sampled): median {median(other) / 1000:.1f} s, '
-			     f'most {other[-1] / 1000:.1f} s; steal most {max(steal) / 1000:.1f} s')
+			     f'most {other[-1] / 1000:.1f} s; steal most {max(steal) / 1000:.1f} s; '
+			     f'QEMU\'s own most {qemu[-1][0] / 1000:.1f} s ({qemu[-1][1] / 1000:.1f} s '
+			     f'in the host kernel), least {qemu[0][0] / 1000:.1f} s '
+			     f'({qemu[0][1] / 1000:.1f} s)')
 	return lines
 
 

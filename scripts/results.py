@@ -119,7 +119,8 @@ def collect(logs):
 			if run['kind'] == 'mm':
 				run['label'] = label
 				run['boot'] = n
-				for key in ('host_other_cpu_ms', 'host_steal_ms', 'boot_s'):
+				for key in ('host_other_cpu_ms', 'host_steal_ms', 'qemu_cpu_ms',
+					    'qemu_sys_ms', 'boot_s'):
 					run[key] = log_machine.get(key)
 				mm.append(run)
 		times = [int(r['ms']) for r in log_results if r['kind'] == 'deferred']
