@@ -14,13 +14,15 @@ unpatched kernel runs its serial code at every thread count of the busy
 table, in the same place in its boots as the patched kernel's count
 (guest/busy_bench.c: busy_order()), and each count is compared with the
 unpatched runs at that count; where it ran only 1 (mm_bench.c's rows),
-with those.  Its own rows at the other counts, against its 1, give the
-spread of the same code run in another place, and each kernel's boots
-what else the host ran meanwhile.  It reports and never judges, as
-report.py does.
+with those.  Each patched row also has its ratios paired by round, the
+median of the per-round ratios with a 95% bootstrap interval: whether
+the boots could tell a 5% difference at all.  Its own rows at the other
+counts, against its 1, give the spread of the same code run in another
+place, and each kernel's boots what else the host ran meanwhile.  It
+reports and never judges, as report.py does.
 """
 
-from stats import median, ratio, spread
+from stats import median, median_ci, ratio, spread
 
 LOADS = ('busy', 'late', 'cpumax')
 TARGET = 1.05
@@ -36,7 +38,9 @@ TITLE = ['real callers on a busy machine (busy: a nice-0 hog on every vCPU; '
 	 'cpumax: in a cgroup at cpu.max 20%;',
 	 '  wall and cpu vs unpatched = median / the unpatched median at the same thread count '
 	 '(at 1 where it ran only 1); unpatched rows are its serial code at each count\'s place '
-	 f'in the boot, against its 1; target <= {TARGET:.2f} for both)']
+	 f'in the boot, against its 1; target <= {TARGET:.2f} for both;',
+	 '  paired by round = the median of the per-round ratios of the patched boot to the '
+	 'unpatched boot of its round, with a 95% bootstrap interval)']
 
 
 def unpatched_base(group, threads):
@@ -51,6 +55,53 @@ def unpatched_base(group, threads):
 def median_ratio(runs, base, key):
 	"""The median of @key over @runs divided by its median over @base."""
 	return median([int(r[key]) for r in runs]) / median([int(r[key]) for r in base])
+
+
+def paired_ratios(runs, base, key):
+	"""Per round, the median of @key over @runs' boot divided by that over
+	@base's boot of the same round; [] if the two kernels did not boot
+	as often.  make run boots the kernels in turn (run.sh: mm_boot), so
+	the i-th boot of each is of round i, minutes apart on the same host:
+	a ratio per round cancels what drifts between rounds (the host's
+	other work, the first boots' extra QEMU time), which a ratio of
+	medians over all boots keeps."""
+	def per_boot(sel):
+		boots = {}
+		for r in sel:
+			boots.setdefault(r['boot'], []).append(int(r[key]))
+		return [median(boots[b]) for b in sorted(boots)]
+	num, den = per_boot(runs), per_boot(base)
+	if len(num) != len(den):
+		return []
+	return [n / d for n, d in zip(num, den)]
+
+
+def paired_cis(runs, base):
+	"""[(median, low, high)] of the wall and then the CPU time ratios
+	paired by round, median_ci()'s, or [] with fewer than 2 rounds."""
+	ratios = [paired_ratios(runs, base, key) for key in ('wall_ns', 'cpu_ns')]
+	return [median_ci(r) for r in ratios] if len(ratios[0]) >= 2 else []
+
+
+def paired(runs, base):
+	"""The table's column: 'wall, cpu' paired by round, each 'median
+	(95% interval)'; '-' with fewer than 2 rounds."""
+	cis = paired_cis(runs, base)
+	return ', '.join('{:.2f} ({:.2f}-{:.2f})'.format(*ci) for ci in cis) or '-'
+
+
+def paired_target(runs, base):
+	"""The target line's end: the ratios paired by round, and whether
+	the top of both intervals shows the target met; '' with fewer than
+	2 rounds."""
+	cis = paired_cis(runs, base)
+	if not cis:
+		return ''
+	shown = 'shown' if max(hi for _, _, hi in cis) <= TARGET else 'not shown'
+	(wall, wall_lo, wall_hi), (cpu, cpu_lo, cpu_hi) = cis
+	return (f'; paired by round over {len(paired_ratios(runs, base, "wall_ns"))} rounds: '
+		f'wall {wall:.2f} ({wall_lo:.2f}-{wall_hi:.2f}), cpu {cpu:.2f} '
+		f'({cpu_lo:.2f}-{cpu_hi:.2f}), target {shown} at 95%')
 
 
 def host_lines(runs):
@@ -85,7 +136,8 @@ def busy_rows(runs):
 	if not runs:
 		return [], []
 	rows = [('bench', 'kernel', 'threads', 'runs', 'wall ms median (min-max)',
-		 'cpu ms median (min-max)', 'wall vs unpatched', 'cpu vs unpatched', 'used')]
+		 'cpu ms median (min-max)', 'wall vs unpatched', 'cpu vs unpatched', 'used',
+		 'wall, cpu paired by round (95%)')]
 	targets = []
 	for bench in dict.fromkeys(r['bench'] for r in runs):
 		group = [r for r in runs if r['bench'] == bench]
@@ -100,7 +152,8 @@ def busy_rows(runs):
 			base_cpu = [int(r['cpu_ns']) for r in base]
 			rows.append((bench, label, str(threads), str(len(sel)), spread(wall, 1e6),
 				     spread(cpu, 1e6), ratio(wall, base_wall), ratio(cpu, base_cpu),
-				     ','.join(sorted({r.get('used', '?') for r in sel}))))
+				     ','.join(sorted({r.get('used', '?') for r in sel})),
+				     paired(sel, base) if label == 'patched' else '-'))
 		top = max((t for l, t in configs if l == 'patched'), default=0)
 		sel = [r for r in group if r['label'] == 'patched' and int(r['threads']) == top]
 		base = unpatched_base(group, top)
@@ -109,7 +162,8 @@ def busy_rows(runs):
 			cpu = median_ratio(sel, base, 'cpu_ns')
 			met = wall <= TARGET and cpu <= TARGET
 			targets.append(f'  {bench} at {top} threads: wall {wall:.2f}, cpu {cpu:.2f} '
-				       f'of unpatched ({"met" if met else "missed"})')
+				       f'of unpatched ({"met" if met else "missed"})'
+				       f'{paired_target(sel, base)}')
 		same = [r for r in group if r['label'] == 'unpatched' and int(r['threads']) == top]
 		one = unpatched_base(group, 1)
 		if top > 1 and same and one:

@@ -34,29 +34,54 @@ def runs(bench, label, threads, wall_ms, cpu_ms, used=1, n=3):
 		for i in range(n)]
 
 
+def rounds(bench, label, threads, wall_ms):
+	"""A run of @bench per boot, one boot a round, each with its own wall
+	and CPU time (@wall_ms, the CPU time half of it)."""
+	return [dict(run, wall_ns=str(ms * 10**6), cpu_ns=str(ms * 10**6 // 2))
+		for run, ms in zip(runs(bench, label, threads, 0, 0, n=len(wall_ms)), wall_ms)]
+
+
 # vfio_map_cpumax: both kernels at both counts, a later place 10% slower;
-# thp_move_busy: the unpatched kernel at 1 only (mm_bench.c's rows).
+# thp_move_busy: the unpatched kernel at 1 only (mm_bench.c's rows);
+# falloc_busy: a host whose speed drifts from round to round, the patched
+# kernel at 2 threads 1.10, 0.90 and 1.30 times as long as the unpatched
+# one in the three rounds, so that the ratio paired by round (1.10), the
+# ratio of the medians (1.30) and a pairing of the wrong rounds (0.90 if
+# reversed) differ.
+ONE = '1.00 (1.00-1.00), 1.00 (1.00-1.00)'
+DRIFT = '1.10 (0.90-1.30), 1.10 (0.90-1.30)'
 RUNS = (runs('vfio_map_cpumax', 'unpatched', 1, 1000, 500) +
 	runs('vfio_map_cpumax', 'unpatched', 2, 1100, 550) +
 	runs('vfio_map_cpumax', 'patched', 1, 1000, 500) +
 	runs('vfio_map_cpumax', 'patched', 2, 1100, 550) +
 	runs('thp_move_busy', 'unpatched', 1, 400, 400) +
-	runs('thp_move_busy', 'patched', 2, 300, 440, used=2))
+	runs('thp_move_busy', 'patched', 2, 300, 440, used=2) +
+	rounds('falloc_busy', 'unpatched', 2, (1000, 3000, 2000)) +
+	rounds('falloc_busy', 'patched', 2, (1100, 2700, 2600)))
 
-# (bench, kernel, threads) -> (wall vs unpatched, cpu vs unpatched)
+# (bench, kernel, threads) -> (wall vs unpatched, cpu vs unpatched,
+# paired by round)
 WANT_ROWS = {
-	('vfio_map_cpumax', 'unpatched', '1'): ('1.00', '1.00'),
-	('vfio_map_cpumax', 'unpatched', '2'): ('1.10', '1.10'),
-	('vfio_map_cpumax', 'patched', '1'): ('1.00', '1.00'),
-	('vfio_map_cpumax', 'patched', '2'): ('1.00', '1.00'),
-	('thp_move_busy', 'unpatched', '1'): ('1.00', '1.00'),
-	('thp_move_busy', 'patched', '2'): ('0.75', '1.10'),
+	('vfio_map_cpumax', 'unpatched', '1'): ('1.00', '1.00', '-'),
+	('vfio_map_cpumax', 'unpatched', '2'): ('1.10', '1.10', '-'),
+	('vfio_map_cpumax', 'patched', '1'): ('1.00', '1.00', ONE),
+	('vfio_map_cpumax', 'patched', '2'): ('1.00', '1.00', ONE),
+	('thp_move_busy', 'unpatched', '1'): ('1.00', '1.00', '-'),
+	('thp_move_busy', 'patched', '2'): ('0.75', '1.10', '0.75 (0.75-0.75), 1.10 (1.10-1.10)'),
+	('falloc_busy', 'unpatched', '2'): ('-', '-', '-'),
+	('falloc_busy', 'patched', '2'): ('1.30', '1.30', DRIFT),
 }
 WANT_TARGETS = [
-	'  vfio_map_cpumax at 2 threads: wall 1.00, cpu 1.00 of unpatched (met)',
+	'  vfio_map_cpumax at 2 threads: wall 1.00, cpu 1.00 of unpatched (met); paired by '
+	'round over 3 rounds: wall 1.00 (1.00-1.00), cpu 1.00 (1.00-1.00), target shown at 95%',
 	'  vfio_map_cpumax, the same serial code (unpatched) in the place of 2 threads '
 	'against that of 1: wall 1.10, cpu 1.10',
-	'  thp_move_busy at 2 threads: wall 0.75, cpu 1.10 of unpatched (missed)',
+	'  thp_move_busy at 2 threads: wall 0.75, cpu 1.10 of unpatched (missed); paired by '
+	'round over 3 rounds: wall 0.75 (0.75-0.75), cpu 1.10 (1.10-1.10), target not shown '
+	'at 95%',
+	'  falloc_busy at 2 threads: wall 1.30, cpu 1.30 of unpatched (missed); paired by '
+	'round over 3 rounds: wall 1.10 (0.90-1.30), cpu 1.10 (0.90-1.30), target not shown '
+	'at 95%',
 	'  host CPU time not QEMU\'s during the 3 patched boots of median 90 s (other '
 	'processes, host kernel threads, interrupts; tick-sampled): median 0.0 s, most 0.0 s; '
 	'steal most 0.0 s; QEMU\'s own most 62.0 s (7.0 s in the host kernel), least 60.0 s '
@@ -92,7 +117,7 @@ def log_wrong():
 
 def main():
 	rows, targets = busy_rows(RUNS)
-	got = {row[:3]: row[6:8] for row in rows[1:]}
+	got = {row[:3]: row[6:8] + row[9:] for row in rows[1:]}
 	wrong = [f'{key}: vs unpatched {got.get(key)}, want {want}'
 		 for key, want in WANT_ROWS.items() if got.get(key) != want]
 	wrong += [f'row {key} not wanted' for key in got if key not in WANT_ROWS]

@@ -8,6 +8,7 @@ fields are strings either way), and of lists of numbers.  Medians, not
 means: a boot's luck (a vCPU descheduled by the host) makes outliers.
 """
 
+import random
 import statistics
 
 
@@ -33,6 +34,17 @@ def ratio(num, den):
 	if not num or not den:
 		return '-'
 	return f'{statistics.median(num) / statistics.median(den):.2f}'
+
+
+def median_ci(values, resamples=2000):
+	"""The median of values and a 95% bootstrap interval of it, (median,
+	low, high): resampled with a fixed seed, so a report is the same
+	each time it is made of the same runs."""
+	draw = random.Random(0)
+	medians = sorted(statistics.median(draw.choices(values, k=len(values)))
+			 for _ in range(resamples))
+	return (statistics.median(values), medians[int(0.025 * resamples)],
+		medians[int(0.975 * resamples) - 1])
 
 
 def rate(run):
