@@ -24,6 +24,7 @@ seed=$build/kunit-serial/.config
 passed=0
 failed=0
 
+machine_lock "make bisect"
 need_tree
 # make bisect alone: configure the serial KUnit kernel as make gauntlet
 # does (scripts/test.sh: run_kunit serial), without building it.

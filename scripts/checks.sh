@@ -230,8 +230,24 @@ check_mutants_apply() {
 # with the unpatched runs at that count (scripts/report_check.py), which
 # no boot of make test feeds.
 check_reports() {
-	check_script "make run's busy table compares each count with the unpatched kernel's at that count" \
+	check_script "make run's busy table compares each count with the unpatched kernel's at that count, paired by round" \
 		"the busy table compares the wrong runs" report_check.py
+}
+
+# check_machine_lock: one check, that this make test holds the machine
+# (lib.sh: machine_lock): a second make test or make run started now
+# must stop at once, saying which holds it.
+check_machine_lock() {
+	step "a second make test or make run stops at once while this one runs"
+	if out=$(env -u KTASK_MACHINE_LOCKED sh -c \
+		'. "${0%/*}/lib.sh" && machine_lock "make run"' "$top/scripts/probe" 2>&1); then
+		fail "a second make run took the machine"
+	elif printf '%s\n' "$out" | grep -q "busy with make $tier in $top,"; then
+		pass
+	else
+		fail "a second make run stopped without naming make $tier"
+		printf '%s\n' "$out" | indent
+	fi
 }
 
 # skipped STAGE...: the stages that need build/kunit, when it did not build.

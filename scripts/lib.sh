@@ -100,6 +100,25 @@ locked() {
 	flock "$build/.kbuild.lock" "$@"
 }
 
+# machine_lock NAME: hold this machine for one make test, make run or
+# make bisect (NAME) at a time, or die saying which holds it.  Two at once
+# share the 2 cores and time out each other's guests (a CI clone's make
+# test beside another made a guest test wait out 746 s of other CPU time),
+# so the lock is the machine's, not build/'s: each clone has a build/ of
+# its own.  The scripts one starts (test.sh runs run.sh) hold it already;
+# the kernel drops it when the holder exits, however it exits.
+machine_lock() {
+	[ "${KTASK_MACHINE_LOCKED:-}" = 1 ] && return 0
+	ml_file=${KTASK_MACHINE_LOCK:-/tmp/ktask-machine-$(id -u).lock}
+	exec 8>>"$ml_file"
+	flock -n 8 ||
+		die "$1: this machine is busy with $(cat "$ml_file.who" 2>/dev/null ||
+			echo 'another make test or make run') ($ml_file); two at once time out each other's guests: wait for it or stop it"
+	printf '%s in %s, pid %s, since %s UTC\n' "$1" "$top" $$ "$(date -u +%H:%M)" >"$ml_file.who"
+	KTASK_MACHINE_LOCKED=1
+	export KTASK_MACHINE_LOCKED
+}
+
 # Bring build/linux to patches/series with tree.sh, unless it holds local
 # work (uncommitted changes, or commits tree.sh did not make): then use
 # it as it is, which is what a person hacking on the series wants.

@@ -169,8 +169,20 @@ def parse_args(argv):
     return picks or list(range(len(MUTANTS))), glob
 
 
+def hold_machine():
+    """Go on under lib.sh's machine_lock, as make test and make run do:
+    a mutation's KUnit boots beside theirs would time out.  Re-runs this
+    script under it, once (machine_lock exports KTASK_MACHINE_LOCKED)."""
+    if os.environ.get('KTASK_MACHINE_LOCKED') == '1':
+        return
+    me = os.path.abspath(__file__)
+    os.execvp('sh', ['sh', '-c', '. "${0%/*}/lib.sh" && machine_lock "make mutate" '
+                     '&& exec python3 "$0" "$@"', me] + sys.argv[1:])
+
+
 def main():
     picks, glob = parse_args(sys.argv[1:])
+    hold_machine()
     if subprocess.run(['git', 'diff', '--quiet', 'HEAD', '--',
                        'kernel/ktask.c'], cwd=TREE).returncode:
         die('build/linux has changes in kernel/ktask.c: commit them first')

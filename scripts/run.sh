@@ -72,6 +72,7 @@ set -eu
 . "$top/scripts/kbuild.sh"
 . "$top/scripts/initramfs.sh"
 
+machine_lock "make run"
 out=$build/run
 guest=$out/guest
 scale=${SCALE:-}

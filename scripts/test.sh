@@ -16,8 +16,11 @@
 #   mutations   each of make mutate's mutations finds its text in
 #               kernel/ktask.c once (scripts/mutants_apply.py)
 #   reports     make run's busy table compares each thread count with
-#               the unpatched kernel's runs at that count, on made-up
+#               the unpatched kernel's runs at that count, and pairs each
+#               boot with the other kernel's of its round, on made-up
 #               runs (scripts/report_check.py)
+#   lock        a second make test or make run stops at once, naming
+#               this one (lib.sh: machine_lock)
 #   kunit       the KUnit suite on QEMU: 2 NUMA nodes of 2 vCPUs, one check
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
@@ -276,6 +279,7 @@ kunit_limit=3600
 # The heartbeats go to file descriptor 3, the terminal (lib.sh: watched).
 exec 3>&1
 
+machine_lock "make ${1:-test}"
 sync_tree
 accel=$("$top/scripts/accel.sh")
 tier=${1:-test}
@@ -308,6 +312,7 @@ check_guest_layers
 check_named_tests
 check_mutants_apply
 check_reports
+check_machine_lock
 timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run numa \
 	--jobs=2 --kunitconfig="$debug_config" --kernel_args preempt=full
 debug_built=$kernel_built
