@@ -39,13 +39,28 @@
  *				it is mapped again), some THPs copied by a
  *				job
  *	migrate_hugetlb_writer	the same for hugetlb pages
+ *	migrate_pin_released	move_pages(2) of two 1 MiB folios, one
+ *				batch, each to the node it is not on,
+ *				round after round, while another thread
+ *				pins a page of the first for DMA
+ *				(VFIO_IOMMU_MAP_DMA) and unpins it in a
+ *				loop: a copy job is sized before the unmap
+ *				phase, when the pinned folio is not
+ *				copyable, and a pin released before the
+ *				unmap must not leave a folio moved without
+ *				its contents.  Each round writes its own
+ *				number into every base page of both, which
+ *				each must hold after the move; both THPs
+ *				moved together in some rounds
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -53,6 +68,7 @@
 #include "lib.h"
 #include "suites.h"
 #include "thp.h"
+#include "vfio_dev.h"
 
 #define MIG_MB		128
 #define MIG_LEN		((size_t)MIG_MB << 20)
@@ -392,6 +408,151 @@ static void mig_writer_test(const struct mig_case *c)
 	       r.run.bad, tries);
 }
 
+#define PIN_ROUNDS	400
+#define PIN_FOLIOS	2
+#define PIN_FOLIO	(1UL << 20)
+#define MTHP		"/sys/kernel/mm/transparent_hugepage/hugepages-"
+#define MTHP_1M_FAULTS	MTHP "1024kB/stats/anon_fault_alloc"
+
+struct mig_pinner {
+	void		*page;
+	volatile int	stop;
+	volatile long	cycles;		/* pins released */
+	int		err;		/* of the first map that failed */
+};
+
+/* Pin @arg's page for DMA and unpin it, until told to stop. */
+static void *mig_pin(void *arg)
+{
+	struct mig_pinner *p = arg;
+
+	while (!p->stop) {
+		p->err = dma_map(p->page, IOVA_BASE, PAGE);
+		if (p->err)
+			break;
+		dma_unmap(IOVA_BASE, PAGE);
+		p->cycles++;
+	}
+	return NULL;
+}
+
+/* Write @round into the first word of each base page of @r. */
+static void mig_pin_stamp(const struct thp_region *r, uint64_t round)
+{
+	size_t i;
+
+	for (i = 0; i < r->len; i += MIG_PAGE)
+		*(volatile uint64_t *)(r->mem + i) = round;
+}
+
+/* Base pages of @r whose first word is not @round. */
+static long mig_pin_stale(const struct thp_region *r, uint64_t round)
+{
+	long stale = 0;
+	size_t i;
+
+	for (i = 0; i < r->len; i += MIG_PAGE)
+		stale += *(volatile uint64_t *)(r->mem + i) != round;
+	return stale;
+}
+
+/*
+ * move_pages(2) of each folio of @r to the node it is not on: how many
+ * moved, or -errno.  Folios bound for one node migrate as one batch.
+ */
+static long mig_pin_swap(const struct thp_region *r)
+{
+	void *pages[PIN_FOLIOS];
+	int from[PIN_FOLIOS], to[PIN_FOLIOS], status[PIN_FOLIOS];
+	long moved = 0;
+	int i;
+
+	for (i = 0; i < PIN_FOLIOS; i++)
+		pages[i] = r->mem + i * PIN_FOLIO;
+	if (syscall(SYS_move_pages, 0, PIN_FOLIOS, pages, NULL, from, 0))
+		return -errno;
+	for (i = 0; i < PIN_FOLIOS; i++)
+		to[i] = !from[i];
+	if (syscall(SYS_move_pages, 0, PIN_FOLIOS, pages, to, status,
+		    MPOL_MF_MOVE) < 0)
+		return -errno;
+	for (i = 0; i < PIN_FOLIOS; i++)
+		moved += status[i] == to[i];
+	return moved;
+}
+
+/*
+ * Anonymous memory in 1 MiB folios, not 2 MiB ones (hugepages-1024kB
+ * "madvise", hugepages-2048kB "never"), or as the boot had it (@on 0).
+ * A batch of migrate_pages() stops at 512 base pages: two 1 MiB folios
+ * are one batch, where two 2 MiB ones are two.
+ */
+static int mig_pin_mthp(int on)
+{
+	if (write_str(MTHP "1024kB/enabled", on ? "madvise\n" : "never\n") ||
+	    write_str(MTHP "2048kB/enabled", on ? "never\n" : "inherit\n"))
+		return -errno;
+	return 0;
+}
+
+/* 1 MiB anonymous folios faulted in so far, or -1. */
+static long long mig_pin_faults(void)
+{
+	char buf[32];
+
+	return read_line(MTHP_1M_FAULTS, buf, sizeof(buf)) ? -1 : atoll(buf);
+}
+
+static void mig_pin_test(const char *name)
+{
+	struct mig_pinner p = {};
+	struct thp_region r;
+	long stale = 0, moved, both = 0, rounds = 0;
+	long long faults;
+	pthread_t tid;
+	int ret;
+
+	ret = vfio_open();
+	if (!ret)
+		ret = mig_pin_mthp(1);
+	if (!ret)
+		ret = thp_map(&r, PIN_FOLIOS * PIN_FOLIO, 0);
+	if (ret) {
+		mig_pin_mthp(0);
+		report(0, name, "no VFIO device or 1 MiB folios: %s",
+		       strerror(-ret));
+		return;
+	}
+	faults = -mig_pin_faults();
+	mig_pin_stamp(&r, 0);
+	faults += mig_pin_faults();
+	p.page = r.mem;
+	ret = -pthread_create(&tid, NULL, mig_pin, &p);
+	if (ret) {
+		thp_unmap(&r);
+		mig_pin_mthp(0);
+		report(0, name, "no pinning thread: %s", strerror(-ret));
+		return;
+	}
+	while (!ret && !stale && !p.err && rounds < PIN_ROUNDS) {
+		mig_pin_stamp(&r, ++rounds);
+		moved = mig_pin_swap(&r);
+		if (moved < 0)
+			ret = moved;
+		both += moved == PIN_FOLIOS;
+		stale = mig_pin_stale(&r, rounds);
+	}
+	p.stop = 1;
+	pthread_join(tid, NULL);
+	thp_unmap(&r);
+	mig_pin_mthp(0);
+	report(!ret && !p.err && faults == PIN_FOLIOS && !stale && both > 0 &&
+	       p.cycles > 0, name,
+	       "%d folios of 1 MiB (%lld faulted in), the first pinned and unpinned %ld times meanwhile (map errno %d): %ld rounds, both moved in %ld, %ld base pages without the round's number (want 0), %s",
+	       PIN_FOLIOS, faults, p.cycles, p.err, rounds, both, stale,
+	       ret ? strerror(-ret) : "no error");
+}
+
 static const struct mig_case mig_cases[] = {
 	{ "migrate_move_pages", MIG_MOVE_PAGES, 0, 0 },
 	{ "migrate_pages_node", MIG_MIGRATE_PAGES, 0, 0 },
@@ -406,11 +567,12 @@ void run_migrate_tests(const struct boot *b)
 	size_t i;
 
 	(void)b;
-	ktap_plan(ARRAY_SIZE(mig_cases));
+	ktap_plan(ARRAY_SIZE(mig_cases) + 1);
 	for (i = 0; i < ARRAY_SIZE(mig_cases); i++) {
 		if (mig_cases[i].writer)
 			mig_writer_test(&mig_cases[i]);
 		else
 			mig_test(&mig_cases[i]);
 	}
+	mig_pin_test("migrate_pin_released");
 }

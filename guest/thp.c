@@ -19,7 +19,6 @@
 #include "thp.h"
 
 #define MPOL_BIND	2
-#define MPOL_MF_MOVE	(1 << 1)
 
 void thp_unmap(struct thp_region *r)
 {

@@ -8,6 +8,8 @@
 
 #define THP_SIZE	(2UL << 20)
 #define HUGETLB_1G	(1UL << 30)
+/* move_pages(2)'s flag to move the pages, as numaif.h has it. */
+#define MPOL_MF_MOVE	(1 << 1)
 /* The thread function that copies the large folios of a migration. */
 #define THP_COPY_FUNC	"migrate_folios_copy_chunk"
 /* The one that copies a hugetlb folio. */
