@@ -102,9 +102,10 @@ MUTANTS = [
 	('helper_take_prio: no wait',
 	 '\twait_var_event(&kh->kh_lending, !ktask_helper_lending(kh));\n',
 	 ''),
-	('lend: equal attr shortcut always',
-	 '\tif (kh->kh_lent && ktask_attr_equal(&kh->kh_lend_attr, attr)) {',
-	 '\tif (kh->kh_lent) {'),
+	('lend: never again once lent',
+	 '\tkh->kh_lend_attr = *attr;\n\tkh->kh_lent = true;\n',
+	 '\tif (kh->kh_lent) {\n\t\traw_spin_unlock(&job->kj_lock);\n\t\treturn;\n\t}\n'
+	 '\tkh->kh_lend_attr = *attr;\n\tkh->kh_lent = true;\n'),
 	('wait_helper: no lending',
 	 '\t\tif (lend) {\n\t\t\tktask_caller_prio(current, &attr);',
 	 '\t\tif (0) {\n\t\t\tktask_caller_prio(current, &attr);'),
