@@ -15,8 +15,9 @@ table, in the same place in its boots as the patched kernel's count
 (guest/busy_bench.c: busy_order()), and each count is compared with the
 unpatched runs at that count; where it ran only 1 (mm_bench.c's rows),
 with those.  Each patched row also has its ratios paired by round, the
-median of the per-round ratios with a 95% bootstrap interval: whether
-the boots could tell a 5% difference at all.  Its own rows at the other
+median of the per-round ratios with a distribution-free 95% interval
+(stats.median_ci()): whether the boots could tell a 5% difference at
+all.  Its own rows at the other
 counts, against its 1, give the spread of the same code run in another
 place, and each kernel's boots what else the host ran meanwhile.  It
 reports and never judges, as report.py does.
@@ -40,7 +41,7 @@ TITLE = ['real callers on a busy machine (busy: a nice-0 hog on every vCPU; '
 	 '(at 1 where it ran only 1); unpatched rows are its serial code at each count\'s place '
 	 f'in the boot, against its 1; target <= {TARGET:.2f} for both;',
 	 '  paired by round = the median of the per-round ratios of the patched boot to the '
-	 'unpatched boot of its round, with a 95% bootstrap interval)']
+	 'unpatched boot of its round, with a distribution-free 95% interval (6 rounds or more))']
 
 
 def unpatched_base(group, threads):
@@ -58,22 +59,22 @@ def median_ratio(runs, base, key):
 
 
 def paired_ratios(runs, base, key):
-	"""Per round, the median of @key over @runs' boot divided by that over
-	@base's boot of the same round; [] if the two kernels did not boot
-	as often.  make run boots the kernels in turn (run.sh: mm_boot), so
-	the i-th boot of each is of round i, minutes apart on the same host:
-	a ratio per round cancels what drifts between rounds (the host's
-	other work, the first boots' extra QEMU time), which a ratio of
-	medians over all boots keeps."""
-	def per_boot(sel):
-		boots = {}
+	"""Per round that both kernels booted, the median of @key over @runs'
+	boot divided by that over @base's boot of the same round
+	(results.boot_round()); [] if a run has no round.  make run boots the
+	kernels in turn, a round minutes apart on the same host: a ratio per
+	round cancels what drifts between rounds and runs (the host's other
+	work, the first boots' extra QEMU time), which a ratio of medians over
+	all boots keeps."""
+	def per_round(sel):
+		rounds = {}
 		for r in sel:
-			boots.setdefault(r['boot'], []).append(int(r[key]))
-		return [median(boots[b]) for b in sorted(boots)]
-	num, den = per_boot(runs), per_boot(base)
-	if len(num) != len(den):
+			rounds.setdefault(r.get('round'), []).append(int(r[key]))
+		return {k: median(v) for k, v in rounds.items()}
+	num, den = per_round(runs), per_round(base)
+	if None in num or None in den:
 		return []
-	return [n / d for n, d in zip(num, den)]
+	return [num[k] / den[k] for k in sorted(num) if k in den]
 
 
 def paired_cis(runs, base):
@@ -83,11 +84,19 @@ def paired_cis(runs, base):
 	return [median_ci(r) for r in ratios] if len(ratios[0]) >= 2 else []
 
 
+def ci_text(ci):
+	"""'median (low-high)', or 'median (n<6)' with too few rounds for an
+	interval."""
+	med, low, high = ci
+	if low is None:
+		return f'{med:.2f} (n<6)'
+	return f'{med:.2f} ({low:.2f}-{high:.2f})'
+
+
 def paired(runs, base):
 	"""The table's column: 'wall, cpu' paired by round, each 'median
 	(95% interval)'; '-' with fewer than 2 rounds."""
-	cis = paired_cis(runs, base)
-	return ', '.join('{:.2f} ({:.2f}-{:.2f})'.format(*ci) for ci in cis) or '-'
+	return ', '.join(ci_text(ci) for ci in paired_cis(runs, base)) or '-'
 
 
 def paired_target(runs, base):
@@ -97,11 +106,14 @@ def paired_target(runs, base):
 	cis = paired_cis(runs, base)
 	if not cis:
 		return ''
-	shown = 'shown' if max(hi for _, _, hi in cis) <= TARGET else 'not shown'
-	(wall, wall_lo, wall_hi), (cpu, cpu_lo, cpu_hi) = cis
+	if any(low is None for _, low, _ in cis):
+		shown = 'not resolved (an interval needs 6 rounds)'
+	elif max(high for _, _, high in cis) <= TARGET:
+		shown = 'shown at 95%'
+	else:
+		shown = 'not shown at 95%'
 	return (f'; paired by round over {len(paired_ratios(runs, base, "wall_ns"))} rounds: '
-		f'wall {wall:.2f} ({wall_lo:.2f}-{wall_hi:.2f}), cpu {cpu:.2f} '
-		f'({cpu_lo:.2f}-{cpu_hi:.2f}), target {shown} at 95%')
+		f'wall {ci_text(cis[0])}, cpu {ci_text(cis[1])}, target {shown}')
 
 
 def host_lines(runs):

@@ -105,20 +105,35 @@ def deferred_boot(label):
 		int(m.group(4)) if m.group(4) else None)
 
 
+# make run's mm boots: console-mm-ROUND.log (patched) and
+# console-unpatched-ROUND.log (scripts/run.sh: mm_boot).
+ROUND_LOG = re.compile(r'console-(?:mm|unpatched)-(\d+)\.log$')
+
+
+def boot_round(path):
+	"""(directory, round) of an mm boot's log, from its name, so that the
+	boots of the two kernels in one round of one run pair up however many
+	runs' logs are read together and whichever boot failed; None for a
+	log of another name."""
+	m = ROUND_LOG.search(os.path.basename(path))
+	return (os.path.dirname(os.path.abspath(path)), int(m.group(1))) if m else None
+
+
 def collect(logs):
 	"""What the tables take from every log, not only the first: the mm runs
-	(each labelled with its boot's kernel, and with the boot's number and
-	what else the host ran meanwhile), the deferred init boots in one
+	(each labelled with its boot's kernel, and with the boot's number, its
+	round (boot_round()) and what else the host ran meanwhile), the deferred init boots in one
 	node as (machine, ms of each node), and the errors, the first log's
 	first (its list grows), each once."""
 	errors = logs[0][4]
 	mm, boots = [], []
-	for n, (_, _, log_machine, log_results, log_errors) in enumerate(logs):
+	for n, (path, _, log_machine, log_results, log_errors) in enumerate(logs):
 		label = log_machine.get('label', 'patched')
 		for run in log_results:
 			if run['kind'] == 'mm':
 				run['label'] = label
 				run['boot'] = n
+				run['round'] = boot_round(path)
 				for key in ('host_other_cpu_ms', 'host_steal_ms', 'qemu_cpu_ms',
 					    'qemu_sys_ms', 'boot_s'):
 					run[key] = log_machine.get(key)
