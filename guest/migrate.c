@@ -39,25 +39,28 @@
  *				it is mapped again), some THPs copied by a
  *				job
  *	migrate_hugetlb_writer	the same for hugetlb pages
- *	migrate_pin_released	move_pages(2) of two 1 MiB folios, one
- *				batch, each to the node it is not on,
- *				round after round, while another thread
- *				pins a page of the first for DMA
- *				(VFIO_IOMMU_MAP_DMA) and unpins it in a
- *				loop: a copy job is sized before the unmap
- *				phase, when the pinned folio is not
- *				copyable, and a pin released before the
- *				unmap must not leave a folio moved without
- *				its contents.  Each round writes its own
- *				number into every base page of both, which
- *				each must hold after the move; both THPs
- *				moved together in some rounds
+ *	migrate_pin_released	move_pages(2) of two 1 MiB folios in one
+ *				call, one batch, to the node they are not
+ *				on, round after round (one left behind,
+ *				pinned, is first moved to the other's),
+ *				while another thread pins a page of the
+ *				first for DMA (VFIO_IOMMU_MAP_DMA) and
+ *				unpins it in a loop: a copy job is sized
+ *				before the unmap phase, when the pinned
+ *				folio is not copyable, and a pin released
+ *				before the unmap must not leave a folio
+ *				moved without its contents.  Each round
+ *				writes its own number into every base page
+ *				of both, which each must hold after the
+ *				move; both moved in one call in some
+ *				rounds, and copy jobs copied pages
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -457,42 +460,48 @@ static long mig_pin_stale(const struct thp_region *r, uint64_t round)
 }
 
 /*
- * move_pages(2) of each folio of @r to the node it is not on: how many
- * moved, or -errno.  Folios bound for one node migrate as one batch.
+ * move_pages(2) of both folios of @r to the node they are not on, one
+ * call and so one batch: 1 if both moved, 0 if not; or, if they are on
+ * different nodes (a pinned one did not move), the first moved to the
+ * second's, -1; or -errno.
  */
 static long mig_pin_swap(const struct thp_region *r)
 {
 	void *pages[PIN_FOLIOS];
 	int from[PIN_FOLIOS], to[PIN_FOLIOS], status[PIN_FOLIOS];
-	long moved = 0;
-	int i;
+	int i, apart;
 
 	for (i = 0; i < PIN_FOLIOS; i++)
 		pages[i] = r->mem + i * PIN_FOLIO;
 	if (syscall(SYS_move_pages, 0, PIN_FOLIOS, pages, NULL, from, 0))
 		return -errno;
+	apart = from[0] != from[1];
 	for (i = 0; i < PIN_FOLIOS; i++)
-		to[i] = !from[i];
+		to[i] = apart ? from[1] : !from[0];
 	if (syscall(SYS_move_pages, 0, PIN_FOLIOS, pages, to, status,
 		    MPOL_MF_MOVE) < 0)
 		return -errno;
+	if (apart)
+		return -1;
 	for (i = 0; i < PIN_FOLIOS; i++)
-		moved += status[i] == to[i];
-	return moved;
+		if (status[i] != to[i])
+			return 0;
+	return 1;
 }
 
 /*
- * Anonymous memory in 1 MiB folios, not 2 MiB ones (hugepages-1024kB
- * "madvise", hugepages-2048kB "never"), or as the boot had it (@on 0).
- * A batch of migrate_pages() stops at 512 base pages: two 1 MiB folios
- * are one batch, where two 2 MiB ones are two.
+ * The setting of one size of anonymous folio (MTHP "2048kB/enabled"):
+ * the bracketed word of @buf, or "never" if none.
  */
-static int mig_pin_mthp(int on)
+static const char *mig_pin_mode(char *buf, size_t size, const char *file)
 {
-	if (write_str(MTHP "1024kB/enabled", on ? "madvise\n" : "never\n") ||
-	    write_str(MTHP "2048kB/enabled", on ? "never\n" : "inherit\n"))
-		return -errno;
-	return 0;
+	char *open, *close;
+
+	if (read_line(file, buf, size) || !(open = strchr(buf, '[')) ||
+	    !(close = strchr(open, ']')))
+		return "never";
+	*close = '\0';
+	return open + 1;
 }
 
 /* 1 MiB anonymous folios faulted in so far, or -1. */
@@ -503,54 +512,81 @@ static long long mig_pin_faults(void)
 	return read_line(MTHP_1M_FAULTS, buf, sizeof(buf)) ? -1 : atoll(buf);
 }
 
+struct mig_pin_run {
+	long	rounds, together, stale;
+	long long faults, copied;
+	int	err;
+};
+
+/*
+ * Rounds of moves of @r's two folios while @p pins and unpins the first,
+ * each round's number in every base page before it, until a page lacks
+ * it or PIN_ROUNDS.
+ */
+static void mig_pin_rounds(const struct thp_region *r, struct mig_pinner *p,
+			   struct mig_pin_run *run)
+{
+	long moved;
+
+	trace_start();
+	write_str(TRACE THP_COPY_EVENT, "1\n");
+	while (!run->err && !run->stale && !p->err && run->rounds < PIN_ROUNDS) {
+		mig_pin_stamp(r, ++run->rounds);
+		moved = mig_pin_swap(r);
+		if (moved < -1)
+			run->err = moved;
+		run->together += moved == 1;
+		run->stale = mig_pin_stale(r, run->rounds);
+	}
+	write_str(TRACE THP_COPY_EVENT, "0\n");
+	trace_stop();
+	run->copied = thp_copied();
+}
+
+/*
+ * Anonymous memory in 1 MiB folios, not 2 MiB ones, for @r: a batch of
+ * migrate_pages() stops at 512 base pages, so two 1 MiB folios are one
+ * batch where two 2 MiB ones are two.  The settings are put back.
+ */
 static void mig_pin_test(const char *name)
 {
+	char mode_1m[64], mode_2m[64], buf[128];
 	struct mig_pinner p = {};
+	struct mig_pin_run run = {};
 	struct thp_region r;
-	long stale = 0, moved, both = 0, rounds = 0;
-	long long faults;
 	pthread_t tid;
-	int ret;
 
-	ret = vfio_open();
-	if (!ret)
-		ret = mig_pin_mthp(1);
-	if (!ret)
-		ret = thp_map(&r, PIN_FOLIOS * PIN_FOLIO, 0);
-	if (ret) {
-		mig_pin_mthp(0);
-		report(0, name, "no VFIO device or 1 MiB folios: %s",
-		       strerror(-ret));
-		return;
-	}
-	faults = -mig_pin_faults();
-	mig_pin_stamp(&r, 0);
-	faults += mig_pin_faults();
-	p.page = r.mem;
-	ret = -pthread_create(&tid, NULL, mig_pin, &p);
-	if (ret) {
+	snprintf(mode_1m, sizeof(mode_1m), "%s\n",
+		 mig_pin_mode(buf, sizeof(buf), MTHP "1024kB/enabled"));
+	snprintf(mode_2m, sizeof(mode_2m), "%s\n",
+		 mig_pin_mode(buf, sizeof(buf), MTHP "2048kB/enabled"));
+	run.err = vfio_open();
+	if (!run.err && (write_str(MTHP "1024kB/enabled", "madvise\n") ||
+			 write_str(MTHP "2048kB/enabled", "never\n")))
+		run.err = -errno;
+	if (!run.err)
+		run.err = thp_map(&r, PIN_FOLIOS * PIN_FOLIO, 0);
+	if (!run.err) {
+		run.faults = -mig_pin_faults();
+		mig_pin_stamp(&r, 0);
+		run.faults += mig_pin_faults();
+		p.page = r.mem;
+		run.err = -pthread_create(&tid, NULL, mig_pin, &p);
+		if (!run.err) {
+			mig_pin_rounds(&r, &p, &run);
+			p.stop = 1;
+			pthread_join(tid, NULL);
+		}
 		thp_unmap(&r);
-		mig_pin_mthp(0);
-		report(0, name, "no pinning thread: %s", strerror(-ret));
-		return;
 	}
-	while (!ret && !stale && !p.err && rounds < PIN_ROUNDS) {
-		mig_pin_stamp(&r, ++rounds);
-		moved = mig_pin_swap(&r);
-		if (moved < 0)
-			ret = moved;
-		both += moved == PIN_FOLIOS;
-		stale = mig_pin_stale(&r, rounds);
-	}
-	p.stop = 1;
-	pthread_join(tid, NULL);
-	thp_unmap(&r);
-	mig_pin_mthp(0);
-	report(!ret && !p.err && faults == PIN_FOLIOS && !stale && both > 0 &&
-	       p.cycles > 0, name,
-	       "%d folios of 1 MiB (%lld faulted in), the first pinned and unpinned %ld times meanwhile (map errno %d): %ld rounds, both moved in %ld, %ld base pages without the round's number (want 0), %s",
-	       PIN_FOLIOS, faults, p.cycles, p.err, rounds, both, stale,
-	       ret ? strerror(-ret) : "no error");
+	write_str(MTHP "1024kB/enabled", mode_1m);
+	write_str(MTHP "2048kB/enabled", mode_2m);
+	report(!run.err && !p.err && run.faults == PIN_FOLIOS && !run.stale &&
+	       run.together > 0 && run.copied > 0 && p.cycles > 0, name,
+	       "%d folios of 1 MiB (%lld faulted in), the first pinned and unpinned %ld times meanwhile (map errno %d): %ld rounds, both moved in one call in %ld (want > 0), %lld pages copied by jobs (want > 0), %ld base pages without the round's number (want 0), %s",
+	       PIN_FOLIOS, run.faults, p.cycles, p.err, run.rounds,
+	       run.together, run.copied, run.stale,
+	       run.err ? strerror(-run.err) : "no error");
 }
 
 static const struct mig_case mig_cases[] = {

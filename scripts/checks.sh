@@ -239,7 +239,7 @@ check_reports() {
 # must stop at once, saying which holds it.
 check_machine_lock() {
 	step "a second make test or make run stops at once while this one runs"
-	if out=$(env -u KTASK_MACHINE_LOCKED sh -c \
+	if out=$(env -u KTASK_MACHINE_LOCKED sh -c 8>&- \
 		'. "${0%/*}/lib.sh" && machine_lock "make run"' "$top/scripts/probe" 2>&1); then
 		fail "a second make run took the machine"
 	elif printf '%s\n' "$out" | grep -q "busy with make $tier in $top,"; then

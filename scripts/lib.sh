@@ -100,22 +100,33 @@ locked() {
 	flock "$build/.kbuild.lock" "$@"
 }
 
-# machine_lock NAME: hold this machine for one make test, make run or
-# make bisect (NAME) at a time, or die saying which holds it.  Two at once
-# share the 2 cores and time out each other's guests (a CI clone's make
-# test beside another made a guest test wait out 746 s of other CPU time),
-# so the lock is the machine's, not build/'s: each clone has a build/ of
-# its own.  The scripts one starts (test.sh runs run.sh) hold it already;
-# the kernel drops it when the holder exits, however it exits.
+# machine_lock NAME: hold this machine for one make test, make run,
+# make bisect or make mutate (NAME) of this user at a time, or die saying
+# which holds it.  Two at once share the 2 cores and time out each
+# other's guests (a CI clone's make test beside another made a guest
+# test wait out 746 s of other CPU time), so the lock is the machine's,
+# not build/'s: each clone has a build/ of its own.  The lock is on file
+# descriptor 8, which the scripts one starts inherit (test.sh runs
+# run.sh), and so does every process it starts: it is free again once
+# the holder and whatever it left running (a QEMU) are gone.
 machine_lock() {
-	[ "${KTASK_MACHINE_LOCKED:-}" = 1 ] && return 0
 	ml_file=${KTASK_MACHINE_LOCK:-/tmp/ktask-machine-$(id -u).lock}
+	# Inherited: descriptor 8 is already this lock, held.
+	if [ "${KTASK_MACHINE_LOCKED:-}" = "$ml_file" ] && flock -n 8 2>/dev/null; then
+		return 0
+	fi
+	{ true >>"$ml_file"; } 2>/dev/null ||
+		die "$1: cannot open $ml_file: set KTASK_MACHINE_LOCK to a file this user may write"
 	exec 8>>"$ml_file"
 	flock -n 8 ||
 		die "$1: this machine is busy with $(cat "$ml_file.who" 2>/dev/null ||
-			echo 'another make test or make run') ($ml_file); two at once time out each other's guests: wait for it or stop it"
-	printf '%s in %s, pid %s, since %s UTC\n' "$1" "$top" $$ "$(date -u +%H:%M)" >"$ml_file.who"
-	KTASK_MACHINE_LOCKED=1
+			echo 'another make test or make run') ($ml_file, held by it or what it left running); two at once time out each other's guests: wait for it or stop it"
+	# Who holds it, for the next one's message: written whole, then named.
+	if printf '%s in %s, pid %s, since %s UTC\n' "$1" "$top" $$ \
+		"$(date -u +%H:%M)" >"$ml_file.who.$$" 2>/dev/null; then
+		mv -f "$ml_file.who.$$" "$ml_file.who"
+	fi
+	KTASK_MACHINE_LOCKED=$ml_file
 	export KTASK_MACHINE_LOCKED
 }
 

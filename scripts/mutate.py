@@ -172,9 +172,14 @@ def parse_args(argv):
 def hold_machine():
     """Go on under lib.sh's machine_lock, as make test and make run do:
     a mutation's KUnit boots beside theirs would time out.  Re-runs this
-    script under it, once (machine_lock exports KTASK_MACHINE_LOCKED)."""
-    if os.environ.get('KTASK_MACHINE_LOCKED') == '1':
-        return
+    script under it, once: machine_lock leaves the lock on descriptor 8
+    and its file in KTASK_MACHINE_LOCKED."""
+    if os.environ.get('KTASK_MACHINE_LOCKED'):
+        try:
+            fcntl.flock(8, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError:
+            pass
     me = os.path.abspath(__file__)
     os.execvp('sh', ['sh', '-c', '. "${0%/*}/lib.sh" && machine_lock "make mutate" '
                      '&& exec python3 "$0" "$@"', me] + sys.argv[1:])
