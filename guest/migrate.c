@@ -583,7 +583,7 @@ static void mig_pin_test(const char *name)
 	write_str(MTHP "2048kB/enabled", mode_2m);
 	report(!run.err && !p.err && run.faults == PIN_FOLIOS && !run.stale &&
 	       run.together > 0 && run.copied > 0 && p.cycles > 0, name,
-	       "%d folios of 1 MiB (%lld faulted in), the first pinned and unpinned %ld times meanwhile (map errno %d): %ld rounds, both moved in one call in %ld (want > 0), %lld pages copied by jobs (want > 0), %ld base pages without the round's number (want 0), %s",
+	       "%d folios of 1 MiB (%lld faulted in), the first pinned and unpinned %ld times meanwhile (map errno %d): %ld rounds, both moved in one call in %ld (want > 0), %lld pages copied by the copy jobs the trace kept (want > 0), %ld base pages without the round's number (want 0), %s",
 	       PIN_FOLIOS, run.faults, p.cycles, p.err, run.rounds,
 	       run.together, run.copied, run.stale,
 	       run.err ? strerror(-run.err) : "no error");
