@@ -463,26 +463,33 @@ static long mig_pin_stale(const struct thp_region *r, uint64_t round)
  * move_pages(2) of both folios of @r to the node they are not on, one
  * call and so one batch: 1 if both moved, 0 if not; or, if they are on
  * different nodes (a pinned one did not move), the first moved to the
- * second's, -1; or -errno.
+ * second's, 2; or -errno.
  */
 static long mig_pin_swap(const struct thp_region *r)
 {
 	void *pages[PIN_FOLIOS];
 	int from[PIN_FOLIOS], to[PIN_FOLIOS], status[PIN_FOLIOS];
 	int i, apart;
+	long ret;
 
 	for (i = 0; i < PIN_FOLIOS; i++)
 		pages[i] = r->mem + i * PIN_FOLIO;
 	if (syscall(SYS_move_pages, 0, PIN_FOLIOS, pages, NULL, from, 0))
 		return -errno;
 	apart = from[0] != from[1];
-	for (i = 0; i < PIN_FOLIOS; i++)
+	for (i = 0; i < PIN_FOLIOS; i++) {
 		to[i] = apart ? from[1] : !from[0];
-	if (syscall(SYS_move_pages, 0, PIN_FOLIOS, pages, to, status,
-		    MPOL_MF_MOVE) < 0)
+		status[i] = -1;
+	}
+	ret = syscall(SYS_move_pages, 0, PIN_FOLIOS, pages, to, status,
+		      MPOL_MF_MOVE);
+	if (ret < 0)
 		return -errno;
 	if (apart)
-		return -1;
+		return 2;
+	/* A page not moved: move_pages(2) says how many, not which. */
+	if (ret > 0)
+		return 0;
 	for (i = 0; i < PIN_FOLIOS; i++)
 		if (status[i] != to[i])
 			return 0;
@@ -533,7 +540,7 @@ static void mig_pin_rounds(const struct thp_region *r, struct mig_pinner *p,
 	while (!run->err && !run->stale && !p->err && run->rounds < PIN_ROUNDS) {
 		mig_pin_stamp(r, ++run->rounds);
 		moved = mig_pin_swap(r);
-		if (moved < -1)
+		if (moved < 0)
 			run->err = moved;
 		run->together += moved == 1;
 		run->stale = mig_pin_stale(r, run->rounds);

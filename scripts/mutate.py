@@ -119,10 +119,12 @@ def run_boot(action, machine, glob, kernel_args, may_skip, console, env):
     # No console of an earlier boot to judge this one by.
     if os.path.exists(CONSOLE):
         os.unlink(CONSOLE)
+    # The machine's lock too (hold_machine()): a QEMU left running holds
+    # the machine, as under make test.
     out = subprocess.run(kunit_command(action, glob, kernel_args),
                          cwd=TREE, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True,
-                         errors='replace').stdout
+                         errors='replace', pass_fds=(8,)).stdout
     out = re.sub(r'\x1b\[[0-9;]*m', '', out)
     if 'Starting KUnit Kernel' not in out:
         return ('NOBUILD', []) if action == 'run' else \
@@ -174,12 +176,13 @@ def hold_machine():
     a mutation's KUnit boots beside theirs would time out.  Re-runs this
     script under it, once: machine_lock leaves the lock on descriptor 8
     and its file in KTASK_MACHINE_LOCKED."""
-    if os.environ.get('KTASK_MACHINE_LOCKED'):
-        try:
+    lock = os.environ.get('KTASK_MACHINE_LOCKED')
+    try:
+        if lock and os.path.samestat(os.fstat(8), os.stat(lock)):
             fcntl.flock(8, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
-        except OSError:
-            pass
+    except OSError:
+        pass
     me = os.path.abspath(__file__)
     os.execvp('sh', ['sh', '-c', '. "${0%/*}/lib.sh" && machine_lock "make mutate" '
                      '&& exec python3 "$0" "$@"', me] + sys.argv[1:])
