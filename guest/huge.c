@@ -22,14 +22,12 @@
 #include "lib.h"
 #include "huge.h"
 
-static long long read_num(const char *dir, const char *file)
+static long long read_pool_num(const char *dir, const char *file)
 {
-	char path[256], buf[64];
+	char path[256];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	if (read_line(path, buf, sizeof(buf)))
-		return -1;
-	return atoll(buf);
+	return read_num(path);
 }
 
 void pool_read(unsigned long size, struct pool *p)
@@ -38,10 +36,10 @@ void pool_read(unsigned long size, struct pool *p)
 
 	snprintf(dir, sizeof(dir), "/sys/kernel/mm/hugepages/hugepages-%lukB",
 		 size >> 10);
-	p->total = read_num(dir, "nr_hugepages");
-	p->free = read_num(dir, "free_hugepages");
-	p->rsvd = read_num(dir, "resv_hugepages");
-	p->surp = read_num(dir, "surplus_hugepages");
+	p->total = read_pool_num(dir, "nr_hugepages");
+	p->free = read_pool_num(dir, "free_hugepages");
+	p->rsvd = read_pool_num(dir, "resv_hugepages");
+	p->surp = read_pool_num(dir, "surplus_hugepages");
 }
 
 /* Free pages in the pool of @size pages. */
@@ -61,7 +59,7 @@ long long huge_node_free(unsigned long size, int node)
 	snprintf(dir, sizeof(dir),
 		 "/sys/devices/system/node/node%d/hugepages/hugepages-%lukB",
 		 node, size >> 10);
-	return read_num(dir, "free_hugepages");
+	return read_pool_num(dir, "free_hugepages");
 }
 
 int pool_equal(const struct pool *a, const struct pool *b)

@@ -61,7 +61,6 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -511,14 +510,6 @@ static const char *mig_pin_mode(char *buf, size_t size, const char *file)
 	return open + 1;
 }
 
-/* 1 MiB anonymous folios faulted in so far, or -1. */
-static long long mig_pin_faults(void)
-{
-	char buf[32];
-
-	return read_line(MTHP_1M_FAULTS, buf, sizeof(buf)) ? -1 : atoll(buf);
-}
-
 struct mig_pin_run {
 	long	rounds, together, stale;
 	long long faults, copied;
@@ -574,9 +565,9 @@ static void mig_pin_test(const char *name)
 	if (!run.err)
 		run.err = thp_map(&r, PIN_FOLIOS * PIN_FOLIO, 0);
 	if (!run.err) {
-		run.faults = -mig_pin_faults();
+		run.faults = -read_num(MTHP_1M_FAULTS);
 		mig_pin_stamp(&r, 0);
-		run.faults += mig_pin_faults();
+		run.faults += read_num(MTHP_1M_FAULTS);
 		p.page = r.mem;
 		run.err = -pthread_create(&tid, NULL, mig_pin, &p);
 		if (!run.err) {

@@ -142,6 +142,14 @@ int read_line(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* The number a one-line file holds (sysfs, procfs), or -1. */
+long long read_num(const char *path)
+{
+	char buf[64];
+
+	return read_line(path, buf, sizeof(buf)) ? -1 : atoll(buf);
+}
+
 /*
  * The value after "key<sep>" in a file of such lines: /proc/meminfo
  * ("MemTotal: 16377888 kB", sep ':'), cgroup cpu.stat ("usage_usec 12",

@@ -17,10 +17,9 @@ unpatched runs at that count; where it ran only 1 (mm_bench.c's rows),
 with those.  Each patched row also has its ratios paired by round, the
 median of the per-round ratios with a distribution-free 95% interval
 (stats.median_ci()): whether the boots could tell a 5% difference at
-all.  Its own rows at the other
-counts, against its 1, give the spread of the same code run in another
-place, and each kernel's boots what else the host ran meanwhile.  It
-reports and never judges, as report.py does.
+all.  Its own rows at the other counts, against its 1, give the spread
+of the same code run in another place, and each kernel's boots what else
+the host ran meanwhile.  It reports and never judges, as report.py does.
 """
 
 from stats import median, median_ci, ratio, spread
@@ -78,10 +77,12 @@ def paired_ratios(runs, base, key):
 
 
 def paired_cis(runs, base):
-	"""[(median, low, high)] of the wall and then the CPU time ratios
-	paired by round, median_ci()'s, or [] with fewer than 2 rounds."""
+	"""The rounds paired, and [(median, low, high)] of the wall and then
+	the CPU time ratios paired by round, median_ci()'s; no intervals with
+	fewer than 2 rounds."""
 	ratios = [paired_ratios(runs, base, key) for key in ('wall_ns', 'cpu_ns')]
-	return [median_ci(r) for r in ratios] if len(ratios[0]) >= 2 else []
+	rounds = len(ratios[0])
+	return rounds, [median_ci(r) for r in ratios] if rounds >= 2 else []
 
 
 def ci_text(ci):
@@ -96,14 +97,14 @@ def ci_text(ci):
 def paired(runs, base):
 	"""The table's column: 'wall, cpu' paired by round, each 'median
 	(95% interval)'; '-' with fewer than 2 rounds."""
-	return ', '.join(ci_text(ci) for ci in paired_cis(runs, base)) or '-'
+	return ', '.join(ci_text(ci) for ci in paired_cis(runs, base)[1]) or '-'
 
 
 def paired_target(runs, base):
 	"""The target line's end: the ratios paired by round, and whether
 	the top of both intervals shows the target met; '' with fewer than
 	2 rounds."""
-	cis = paired_cis(runs, base)
+	rounds, cis = paired_cis(runs, base)
 	if not cis:
 		return ''
 	if any(low is None for _, low, _ in cis):
@@ -112,7 +113,7 @@ def paired_target(runs, base):
 		shown = 'shown at 95%'
 	else:
 		shown = 'not shown at 95%'
-	return (f'; paired by round over {len(paired_ratios(runs, base, "wall_ns"))} rounds: '
+	return (f'; paired by round over {rounds} rounds: '
 		f'wall {ci_text(cis[0])}, cpu {ci_text(cis[1])}, target {shown}')
 
 

@@ -122,9 +122,9 @@ def boot_round(path):
 def collect(logs):
 	"""What the tables take from every log, not only the first: the mm runs
 	(each labelled with its boot's kernel, and with the boot's number, its
-	round (boot_round()) and what else the host ran meanwhile), the deferred init boots in one
-	node as (machine, ms of each node), and the errors, the first log's
-	first (its list grows), each once."""
+	round (boot_round()) and what else the host ran meanwhile), the
+	deferred init boots in one node as (machine, ms of each node), and the
+	errors, the first log's first (its list grows), each once."""
 	errors = logs[0][4]
 	mm, boots = [], []
 	for n, (path, _, log_machine, log_results, log_errors) in enumerate(logs):
