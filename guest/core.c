@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "lib.h"
@@ -382,8 +383,21 @@ static void test_start_forks_first(int vcpus)
 /* As long as the "signal" start function waits (lib/ktask_bench.c). */
 #define SIGNAL_WAIT_MS	10000
 
-/* The serial cpu job's sum, which every signalled job must have too. */
+/* The serial cpu job's sum, which every signalled or moved job must have. */
 static unsigned long long signal_want_sum;
+
+/* Run the serial cpu job for signal_want_sum, once; 0 or -errno. */
+static int signal_want_sum_get(void)
+{
+	struct bench_result serial;
+	int err = 0;
+
+	if (!signal_want_sum)
+		err = bench_run("cpu", 1, &serial);
+	if (!err && !signal_want_sum)
+		signal_want_sum = serial.sum;
+	return err;
+}
 
 struct signal_run {
 	int			vcpus;
@@ -543,7 +557,6 @@ static void signal_setup_failed(const char *what, int err)
 
 static void test_helpers_stop(int vcpus)
 {
-	struct bench_result serial;
 	int err;
 
 	if (vcpus < 2) {
@@ -551,12 +564,11 @@ static void test_helpers_stop(int vcpus)
 		report_skip(group_stop_test[0], "%d vCPU: no helper", vcpus);
 		return;
 	}
-	err = bench_run("cpu", 1, &serial);
+	err = signal_want_sum_get();
 	if (err) {
 		signal_setup_failed("the serial cpu job", err);
 		return;
 	}
-	signal_want_sum = serial.sum;
 	err = cgroup_make("cpu", SIGNAL_CG);
 	if (err) {
 		signal_setup_failed(SIGNAL_CG, err);
@@ -565,6 +577,153 @@ static void test_helpers_stop(int vcpus)
 	in_child(signal_frozen_child, vcpus, frozen_test);
 	in_child(signal_stopped_child, vcpus, group_stop_test);
 	rmdir(SIGNAL_CG);
+}
+
+/*
+ * A user task's helper takes no chunk once it is no longer in its
+ * caller's cgroups (kernel/ktask.c: ktask_in_caller_cgroups()): where
+ * threads move one at a time, here between two threaded cgroups of v2,
+ * the caller may be moved alone mid-job, and the cgroup it is moved to
+ * then bounds all of its job.  The caller runs the self-benchmark's cpu
+ * job with its "moved" start function, which waits until the caller is
+ * in other cgroups: the helpers, forked in the first one before it and
+ * waiting for it to return, see their caller elsewhere before their
+ * first chunk, and the caller alone runs chunks, all of them, for the
+ * serial job's sum.  Another thread of its process moves it once a
+ * helper is there, or after a second; a run where the job forked no
+ * helper before the move is run again.
+ */
+#define MOVED_CG	CGROOT "/ktask-moved"
+/* What /proc/thread-self/cgroup says of MOVED_CG "/b". */
+#define MOVED_TO	"0::/ktask-moved/b"
+
+static const char *const moved_test[] = { "helpers_stop_moved", NULL };
+
+struct moved_run {
+	int			vcpus;
+	pid_t			caller;		/* its thread id */
+	const char		*why;		/* the run failed */
+	struct bench_result	res;
+};
+
+/* Move the caller alone to b once a helper is forked. */
+static void *moved_mover(void *arg)
+{
+	struct moved_run *r = arg;
+	struct timespec ms10 = { 0, 10000000 };
+	char tid[16];
+	int i;
+
+	/*
+	 * The caller, this thread and a helper; asleep meanwhile, and not
+	 * often awake: the job forks helpers only for idle CPUs.
+	 */
+	for (i = 0; i < 100; i++) {
+		nanosleep(&ms10, NULL);
+		if (read_key("/proc/self/status", "Threads", ':') >= 3)
+			break;
+	}
+	snprintf(tid, sizeof(tid), "%d\n", r->caller);
+	if (write_str(MOVED_CG "/b/cgroup.threads", tid))
+		r->why = "cannot move the caller to the second cgroup";
+	return NULL;
+}
+
+/* One run of @ctx, a &struct moved_run: 1, 0 if vacuous, -EIO if it failed. */
+static int moved_attempt(void *ctx)
+{
+	struct moved_run *r = ctx;
+	char tid[16], cgroup[128];
+	pthread_t mover;
+	int ret;
+
+	r->why = NULL;
+	snprintf(tid, sizeof(tid), "%d\n", r->caller);
+	if (write_str(MOVED_CG "/a/cgroup.threads", tid)) {
+		r->why = "cannot move the caller to the first cgroup";
+		return -EIO;
+	}
+	if (pthread_create(&mover, NULL, moved_mover, r)) {
+		r->why = "pthread_create failed";
+		return -EIO;
+	}
+	ret = bench_run_as("cpu", r->vcpus, "moved", &r->res);
+	pthread_join(mover, NULL);
+	if (!r->why && ret)
+		r->why = strerror(-ret);
+	if (!r->why && (read_line("/proc/thread-self/cgroup", cgroup,
+				  sizeof(cgroup)) || strcmp(cgroup, MOVED_TO)))
+		r->why = "the caller is not in the second cgroup after the job";
+	if (r->why)
+		return -EIO;
+	return r->res.start_threads >= 3;
+}
+
+static void moved_child(int vcpus)
+{
+	const char *name = moved_test[0];
+	struct moved_run r = { .vcpus = vcpus, .caller = gettid() };
+	int tries;
+
+	if (write_str(MOVED_CG "/cgroup.procs", "0\n")) {
+		report(0, name, "cannot join %s: %s", MOVED_CG,
+		       strerror(errno));
+		return;
+	}
+	tries = retry_for_helpers(name, moved_attempt, &r);
+	if (tries < 0) {
+		report(0, name, "%s", r.why ? r.why : "no run");
+		return;
+	}
+	report(r.res.used == 1 && r.res.sum == signal_want_sum, name,
+	       "threads in the start function: %d, threads that ran a chunk: %d (want 1), sum %llx (want %llx), run %d",
+	       r.res.start_threads, r.res.used, r.res.sum, signal_want_sum,
+	       tries);
+}
+
+/* MOVED_CG with two threaded cgroups, a and b; 0 or -errno. */
+static int moved_make(void)
+{
+	static const char *const sub[] = { "/a", "/b" };
+	char path[128];
+	int err = cgroup_make("cpu", MOVED_CG);
+	size_t i;
+
+	for (i = 0; !err && i < 2; i++) {
+		snprintf(path, sizeof(path), "%s%s", MOVED_CG, sub[i]);
+		if (mkdir(path, 0755) && errno != EEXIST)
+			err = -errno;
+		strcat(path, "/cgroup.type");
+		if (!err && write_str(path, "threaded\n"))
+			err = -errno;
+	}
+	if (!err && write_str(MOVED_CG "/cgroup.subtree_control", "+cpu\n"))
+		err = -errno;
+	return err;
+}
+
+static void test_helpers_stop_moved(int vcpus)
+{
+	const char *name = moved_test[0];
+	int err;
+
+	if (vcpus < 2) {
+		report_skip(name, "%d vCPU: no helper", vcpus);
+		return;
+	}
+	err = signal_want_sum_get();
+	if (err) {
+		report(0, name, "the serial cpu job: %s", strerror(-err));
+		return;
+	}
+	err = moved_make();
+	if (err)
+		report(0, name, "cannot make %s: %s", MOVED_CG, strerror(-err));
+	else
+		in_child(moved_child, vcpus, moved_test);
+	rmdir(MOVED_CG "/a");
+	rmdir(MOVED_CG "/b");
+	rmdir(MOVED_CG);
 }
 
 /*
@@ -644,12 +803,13 @@ void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(11);
+	ktap_plan(12);
 	test_helpers(vcpus);
 	test_default_limit(vcpus);
 	test_caller_forks_one(vcpus);
 	test_start_forks_first(vcpus);
 	test_helpers_stop(vcpus);
+	test_helpers_stop_moved(vcpus);
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
 	test_trace_events(vcpus);
