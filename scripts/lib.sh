@@ -101,7 +101,8 @@ locked() {
 }
 
 # machine_lock NAME: hold this machine for one make test, make run,
-# make bisect or make mutate (NAME) of this user at a time, or die saying
+# make bisect, make mutate, make matrix or make sparse (NAME) of this
+# user at a time, or die saying
 # which holds it.  Two at once share the 2 cores and time out each
 # other's guests (a CI clone's make test beside another made a guest
 # test wait out 746 s of other CPU time), so the lock is the machine's,

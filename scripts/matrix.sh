@@ -23,6 +23,7 @@
 # MATRIX="NAME ..." builds only the named configurations.
 set -eu
 . "$(dirname "$0")/lib.sh"
+machine_lock "make matrix"
 
 dir=$build/matrix
 passed=0

@@ -22,6 +22,7 @@ set -eu
 LC_ALL=C
 export LC_ALL
 . "$(dirname "$0")/lib.sh"
+machine_lock "make sparse"
 
 list=$top/configs/sparse-baseline.txt
 seed=$build/kunit/.config
