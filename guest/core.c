@@ -399,6 +399,16 @@ static int signal_want_sum_get(void)
 	return err;
 }
 
+/*
+ * How long the tests below sleep between two reads of what they wait for:
+ * a job plans a helper only for a CPU busy less than half the time
+ * (kernel/ktask.c: ktask_cpu_idle()), and a read of /proc every ms keeps
+ * a vCPU about that busy under TCG, so that with 2 vCPUs no run forked
+ * a helper.
+ */
+#define POLL_MS		10
+static const struct timespec poll_period = { 0, POLL_MS * 1000000L };
+
 struct signal_run {
 	int			vcpus;
 	int			group_stop;	/* else a freeze */
@@ -408,19 +418,19 @@ struct signal_run {
 };
 
 /*
- * Poll @key of @path (read_key()) every ms until it is at least @least,
- * for SIGNAL_WAIT_MS at most; whether it got there.
+ * Poll @key of @path (read_key()) every poll_period until it is at least
+ * @least, for SIGNAL_WAIT_MS at most; whether it got there.
  */
 static int signal_wait_key(const char *path, const char *key, char sep,
 			   long long least)
 {
-	struct timespec ms = { 0, 1000000 };
 	int i;
 
-	for (i = 0; i < SIGNAL_WAIT_MS; i++) {
+	/* Asleep first: the job it waits for starts just now. */
+	for (i = 0; i < SIGNAL_WAIT_MS / POLL_MS; i++) {
+		nanosleep(&poll_period, NULL);
 		if (read_key(path, key, sep) >= least)
 			return 1;
-		nanosleep(&ms, NULL);
 	}
 	return 0;
 }
@@ -428,11 +438,13 @@ static int signal_wait_key(const char *path, const char *key, char sep,
 /* In the caller's process: once a helper is forked, stop the process. */
 static void *signal_stopper(void *arg)
 {
-	struct timespec ms = { 0, 1000000 };
-
-	/* The caller, this thread and a helper; asleep, not a busy vCPU. */
-	while (read_key("/proc/self/status", "Threads", ':') < 3)
-		nanosleep(&ms, NULL);
+	/*
+	 * The caller, this thread and a helper; asleep, not a busy vCPU,
+	 * first of all as the job starts, just after this thread.
+	 */
+	do
+		nanosleep(&poll_period, NULL);
+	while (read_key("/proc/self/status", "Threads", ':') < 3);
 	raise(SIGSTOP);
 	return NULL;
 }
@@ -610,16 +622,12 @@ struct moved_run {
 static void *moved_mover(void *arg)
 {
 	struct moved_run *r = arg;
-	struct timespec ms10 = { 0, 10000000 };
 	char tid[16];
 	int i;
 
-	/*
-	 * The caller, this thread and a helper; asleep meanwhile, and not
-	 * often awake: the job forks helpers only for idle CPUs.
-	 */
-	for (i = 0; i < 100; i++) {
-		nanosleep(&ms10, NULL);
+	/* The caller, this thread and a helper, for a second at most. */
+	for (i = 0; i < 1000 / POLL_MS; i++) {
+		nanosleep(&poll_period, NULL);
 		if (read_key("/proc/self/status", "Threads", ':') >= 3)
 			break;
 	}
