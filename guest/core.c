@@ -603,22 +603,43 @@ static void test_helpers_stop(int vcpus)
  * first chunk, and the caller alone runs chunks, all of them, for the
  * serial job's sum.  Another thread of its process moves it once a
  * helper is there, or after a second; a run where the job forked no
- * helper before the move is run again.
+ * helper before the move is run again.  The control: a move of the whole
+ * process, between two cgroups of v2, takes the helpers along, and they
+ * take chunks.
  */
 #define MOVED_CG	CGROOT "/ktask-moved"
-/* What /proc/thread-self/cgroup says of MOVED_CG "/b". */
-#define MOVED_TO	"0::/ktask-moved/b"
+#define MOVED_P1	CGROOT "/ktask-moved-p1"
+#define MOVED_P2	CGROOT "/ktask-moved-p2"
 
-static const char *const moved_test[] = { "helpers_stop_moved", NULL };
+struct moved_case {
+	const char	*name;
+	const char	*join;		/* the process, once, or NULL */
+	const char	*from;		/* the caller, before each run */
+	const char	*to;		/* the caller, once it has a helper */
+	const char	*after;		/* /proc/thread-self/cgroup then */
+	int		alone;		/* the caller runs every chunk */
+};
+
+static const struct moved_case moved_cases[] = {
+	{ "helpers_stop_moved", MOVED_CG "/cgroup.procs",
+	  MOVED_CG "/a/cgroup.threads", MOVED_CG "/b/cgroup.threads",
+	  "0::/ktask-moved/b", 1 },
+	{ "helpers_go_on_moved_process", NULL, MOVED_P1 "/cgroup.procs",
+	  MOVED_P2 "/cgroup.procs", "0::/ktask-moved-p2", 0 },
+};
+
+/* The vCPUs of the boot, for moved_child(), which in_child() gives an index. */
+static int moved_vcpus;
 
 struct moved_run {
+	const struct moved_case	*c;
 	int			vcpus;
 	pid_t			caller;		/* its thread id */
 	const char		*why;		/* the run failed */
 	struct bench_result	res;
 };
 
-/* Move the caller alone to b once a helper is forked. */
+/* Move the caller (and with cgroup.procs its process) once it has a helper. */
 static void *moved_mover(void *arg)
 {
 	struct moved_run *r = arg;
@@ -632,8 +653,8 @@ static void *moved_mover(void *arg)
 			break;
 	}
 	snprintf(tid, sizeof(tid), "%d\n", r->caller);
-	if (write_str(MOVED_CG "/b/cgroup.threads", tid))
-		r->why = "cannot move the caller to the second cgroup";
+	if (write_str(r->c->to, tid))
+		r->why = "cannot move the caller";
 	return NULL;
 }
 
@@ -647,8 +668,8 @@ static int moved_attempt(void *ctx)
 
 	r->why = NULL;
 	snprintf(tid, sizeof(tid), "%d\n", r->caller);
-	if (write_str(MOVED_CG "/a/cgroup.threads", tid)) {
-		r->why = "cannot move the caller to the first cgroup";
+	if (write_str(r->c->from, tid)) {
+		r->why = "cannot move the caller back";
 		return -EIO;
 	}
 	if (pthread_create(&mover, NULL, moved_mover, r)) {
@@ -660,36 +681,41 @@ static int moved_attempt(void *ctx)
 	if (!r->why && ret)
 		r->why = strerror(-ret);
 	if (!r->why && (read_line("/proc/thread-self/cgroup", cgroup,
-				  sizeof(cgroup)) || strcmp(cgroup, MOVED_TO)))
-		r->why = "the caller is not in the second cgroup after the job";
+				  sizeof(cgroup)) || strcmp(cgroup, r->c->after)))
+		r->why = "the caller is not where it was moved after the job";
 	if (r->why)
 		return -EIO;
 	return r->res.start_threads >= 3;
 }
 
-static void moved_child(int vcpus)
+static void moved_child(int index)
 {
-	const char *name = moved_test[0];
-	struct moved_run r = { .vcpus = vcpus, .caller = gettid() };
-	int tries;
+	const struct moved_case *c = &moved_cases[index];
+	struct moved_run r = { .c = c, .vcpus = moved_vcpus,
+			       .caller = gettid() };
+	int tries, ok;
 
-	if (write_str(MOVED_CG "/cgroup.procs", "0\n")) {
-		report(0, name, "cannot join %s: %s", MOVED_CG,
+	if (c->join && write_str(c->join, "0\n")) {
+		report(0, c->name, "cannot join %s: %s", c->join,
 		       strerror(errno));
 		return;
 	}
-	tries = retry_for_helpers(name, moved_attempt, &r);
+	tries = retry_for_helpers(c->name, moved_attempt, &r);
 	if (tries < 0) {
-		report(0, name, "%s", r.why ? r.why : "no run");
+		report(0, c->name, "%s", r.why ? r.why : "no run");
 		return;
 	}
-	report(r.res.used == 1 && r.res.sum == signal_want_sum, name,
-	       "threads in the start function: %d, threads that ran a chunk: %d (want 1), sum %llx (want %llx), run %d",
-	       r.res.start_threads, r.res.used, r.res.sum, signal_want_sum,
-	       tries);
+	ok = c->alone ? r.res.used == 1 : r.res.used >= 2;
+	report(ok && r.res.sum == signal_want_sum, c->name,
+	       "threads in the start function: %d, threads that ran a chunk: %d (want %s), sum %llx (want %llx), run %d",
+	       r.res.start_threads, r.res.used, c->alone ? "1" : ">= 2",
+	       r.res.sum, signal_want_sum, tries);
 }
 
-/* MOVED_CG with two threaded cgroups, a and b; 0 or -errno. */
+/*
+ * MOVED_CG with two threaded cgroups, a and b, and the domain cgroups
+ * MOVED_P1 and MOVED_P2; 0 or -errno.
+ */
 static int moved_make(void)
 {
 	static const char *const sub[] = { "/a", "/b" };
@@ -707,31 +733,41 @@ static int moved_make(void)
 	}
 	if (!err && write_str(MOVED_CG "/cgroup.subtree_control", "+cpu\n"))
 		err = -errno;
-	return err;
+	if (!err)
+		err = cgroup_make("cpu", MOVED_P1);
+	return err ? err : cgroup_make("cpu", MOVED_P2);
 }
 
-static void test_helpers_stop_moved(int vcpus)
+static void moved_unmake(void)
 {
-	const char *name = moved_test[0];
-	int err;
-
-	if (vcpus < 2) {
-		report_skip(name, "%d vCPU: no helper", vcpus);
-		return;
-	}
-	err = signal_want_sum_get();
-	if (err) {
-		report(0, name, "the serial cpu job: %s", strerror(-err));
-		return;
-	}
-	err = moved_make();
-	if (err)
-		report(0, name, "cannot make %s: %s", MOVED_CG, strerror(-err));
-	else
-		in_child(moved_child, vcpus, moved_test);
 	rmdir(MOVED_CG "/a");
 	rmdir(MOVED_CG "/b");
 	rmdir(MOVED_CG);
+	rmdir(MOVED_P1);
+	rmdir(MOVED_P2);
+}
+
+static void test_helpers_moved(int vcpus)
+{
+	const char *names[2] = { NULL, NULL };
+	size_t i;
+	int err = 0;
+
+	moved_vcpus = vcpus;
+	if (vcpus >= 2)
+		err = signal_want_sum_get();
+	if (!err && vcpus >= 2)
+		err = moved_make();
+	for (i = 0; i < ARRAY_SIZE(moved_cases); i++) {
+		names[0] = moved_cases[i].name;
+		if (vcpus < 2)
+			report_skip(names[0], "%d vCPU: no helper", vcpus);
+		else if (err)
+			report(0, names[0], "setup: %s", strerror(-err));
+		else
+			in_child(moved_child, i, names);
+	}
+	moved_unmake();
 }
 
 /*
@@ -811,13 +847,13 @@ void run_core_tests(const struct boot *b)
 {
 	int vcpus = b->vcpus;
 
-	ktap_plan(12);
+	ktap_plan(13);
 	test_helpers(vcpus);
 	test_default_limit(vcpus);
 	test_caller_forks_one(vcpus);
 	test_start_forks_first(vcpus);
 	test_helpers_stop(vcpus);
-	test_helpers_stop_moved(vcpus);
+	test_helpers_moved(vcpus);
 	in_child(pinned_child, vcpus, pinned_test);
 	test_knob(vcpus);
 	test_trace_events(vcpus);
