@@ -603,10 +603,16 @@ static void test_helpers_stop(int vcpus)
  * first chunk, and the caller alone runs chunks, all of them, for the
  * serial job's sum.  Another thread of its process moves it once a
  * helper is there, or after a second; a run where the job forked no
- * helper before the move is run again.  The control: a move of the whole
- * process, between two cgroups of v2, takes the helpers along, and they
- * take chunks.
+ * helper before the move is run again.  The caller is SCHED_FIFO: a
+ * helper outside its cgroups exits, as it is lent, at the caller's nice
+ * alone (kernel/ktask.c: ktask_attr_outside()), never in a real-time
+ * class, by the sched_process_exit events' prio.  The control: a move of
+ * the whole process, between two cgroups of v2, takes the helpers along,
+ * and they take chunks and exit at the caller's real-time priority.
  */
+#define PROC_EXIT	TRACE "events/sched/sched_process_exit/enable"
+/* The first prio of the fair class, and a real-time one's (kernel's). */
+#define FAIR_PRIO	100
 #define MOVED_CG	CGROOT "/ktask-moved"
 #define MOVED_P1	CGROOT "/ktask-moved-p1"
 #define MOVED_P2	CGROOT "/ktask-moved-p2"
@@ -618,6 +624,12 @@ struct moved_case {
 	const char	*to;		/* the caller, once it has a helper */
 	const char	*after;		/* /proc/thread-self/cgroup then */
 	int		alone;		/* the caller runs every chunk */
+};
+
+/* The prio the job's helpers exited at (sched_process_exit). */
+struct exit_prios {
+	int		exits;
+	int		lo, hi;
 };
 
 static const struct moved_case moved_cases[] = {
@@ -637,7 +649,30 @@ struct moved_run {
 	pid_t			caller;		/* its thread id */
 	const char		*why;		/* the run failed */
 	struct bench_result	res;
+	struct exit_prios	exit;
 };
+
+/* The exits of threads named ktask in the trace, and their prio. */
+static void exit_prios_read(struct exit_prios *e)
+{
+	char line[512], *at;
+	FILE *trace = fopen(TRACE "trace", "r");
+	int prio;
+
+	*e = (struct exit_prios){ .lo = 1000, .hi = -1 };
+	while (trace && fgets(line, sizeof(line), trace)) {
+		at = strstr(line, " prio=");
+		if (!strstr(line, "sched_process_exit:") ||
+		    !strstr(line, "comm=ktask ") || !at)
+			continue;
+		prio = atoi(at + strlen(" prio="));
+		e->exits++;
+		e->lo = prio < e->lo ? prio : e->lo;
+		e->hi = prio > e->hi ? prio : e->hi;
+	}
+	if (trace)
+		fclose(trace);
+}
 
 /* Move the caller (and with cgroup.procs its process) once it has a helper. */
 static void *moved_mover(void *arg)
@@ -661,6 +696,8 @@ static void *moved_mover(void *arg)
 /* One run of @ctx, a &struct moved_run: 1, 0 if vacuous, -EIO if it failed. */
 static int moved_attempt(void *ctx)
 {
+	const struct sched_param fifo = { .sched_priority = 1 };
+	const struct sched_param other = { .sched_priority = 0 };
 	struct moved_run *r = ctx;
 	char tid[16], cgroup[128];
 	pthread_t mover;
@@ -676,8 +713,17 @@ static int moved_attempt(void *ctx)
 		r->why = "pthread_create failed";
 		return -EIO;
 	}
+	trace_clear();
+	write_str(PROC_EXIT, "1\n");
+	/* Only this thread: the mover stays where it would not starve. */
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo))
+		r->why = "cannot make the caller SCHED_FIFO";
 	ret = bench_run_as("cpu", r->vcpus, "moved", &r->res);
+	sched_setscheduler(0, SCHED_OTHER, &other);
 	pthread_join(mover, NULL);
+	/* The helpers have left the process: their exits are traced. */
+	write_str(PROC_EXIT, "0\n");
+	exit_prios_read(&r->exit);
 	if (!r->why && ret)
 		r->why = strerror(-ret);
 	if (!r->why && (read_line("/proc/thread-self/cgroup", cgroup,
@@ -705,11 +751,14 @@ static void moved_child(int index)
 		report(0, c->name, "%s", r.why ? r.why : "no run");
 		return;
 	}
-	ok = c->alone ? r.res.used == 1 : r.res.used >= 2;
-	report(ok && r.res.sum == signal_want_sum, c->name,
-	       "threads in the start function: %d, threads that ran a chunk: %d (want %s), sum %llx (want %llx), run %d",
+	/* Alone: every helper exits fair; else each at the caller's RT prio. */
+	ok = c->alone ? r.res.used == 1 && r.exit.lo >= FAIR_PRIO :
+			r.res.used >= 2 && r.exit.hi < FAIR_PRIO;
+	report(ok && r.exit.exits && r.res.sum == signal_want_sum, c->name,
+	       "threads in the start function: %d, threads that ran a chunk: %d (want %s), helpers' exit prio %d-%d of %d exits (want %s %d), sum %llx (want %llx), run %d",
 	       r.res.start_threads, r.res.used, c->alone ? "1" : ">= 2",
-	       r.res.sum, signal_want_sum, tries);
+	       r.exit.lo, r.exit.hi, r.exit.exits, c->alone ? ">=" : "<",
+	       FAIR_PRIO, r.res.sum, signal_want_sum, tries);
 }
 
 /*
