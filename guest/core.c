@@ -3,8 +3,9 @@
  * The core's tests that KUnit cannot do because they need a user task as
  * the caller, whose helpers are threads of its own process: helpers in
  * the process, who forks them, its affinity, isolated CPUs (a boot of
- * their own: run_isolated_tests()), ktask.max_threads, the trace
- * events and its cgroup's cpu.max, each on the self-benchmark's cpu job.
+ * their own: run_isolated_tests()), helpers that stop for a signal or
+ * once out of the caller's cgroups, ktask.max_threads, the trace events
+ * and its cgroup's cpu.max, each on the self-benchmark's cpu job.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -384,27 +385,26 @@ static void test_start_forks_first(int vcpus)
 #define SIGNAL_WAIT_MS	10000
 
 /* The serial cpu job's sum, which every signalled or moved job must have. */
-static unsigned long long signal_want_sum;
+static unsigned long long serial_sum;
 
-/* Run the serial cpu job for signal_want_sum, once; 0 or -errno. */
-static int signal_want_sum_get(void)
+/* Run the serial cpu job for serial_sum, once; 0 or -errno. */
+static int serial_sum_get(void)
 {
 	struct bench_result serial;
 	int err = 0;
 
-	if (!signal_want_sum)
+	if (!serial_sum)
 		err = bench_run("cpu", 1, &serial);
-	if (!err && !signal_want_sum)
-		signal_want_sum = serial.sum;
+	if (!err && !serial_sum)
+		serial_sum = serial.sum;
 	return err;
 }
 
 /*
  * How long the tests below sleep between two reads of what they wait for:
  * a job plans a helper only for a CPU busy less than half the time
- * (kernel/ktask.c: ktask_cpu_idle()), and a read of /proc every ms keeps
- * a vCPU about that busy under TCG, so that with 2 vCPUs no run forked
- * a helper.
+ * (kernel/ktask.c: ktask_cpu_idle()), and under TCG a read of /proc
+ * every ms keeps a vCPU about that busy.
  */
 #define POLL_MS		10
 static const struct timespec poll_period = { 0, POLL_MS * 1000000L };
@@ -545,10 +545,10 @@ static void signal_child(int vcpus, const char *const *names)
 		return;
 	}
 	report(r.res.used == 1 && r.res.start_threads >= 2 + r.group_stop &&
-	       r.res.away && r.res.sum == signal_want_sum, names[0],
+	       r.res.away && r.res.sum == serial_sum, names[0],
 	       "threads in the start function: %d (want >= %d), threads that ran a chunk: %d (want 1), nodes of other helpers: %d (want >= 1), sum %llx (want %llx), run %d",
 	       r.res.start_threads, 2 + r.group_stop, r.res.used, r.res.away,
-	       r.res.sum, signal_want_sum, tries);
+	       r.res.sum, serial_sum, tries);
 }
 
 static void signal_frozen_child(int vcpus)
@@ -576,7 +576,7 @@ static void test_helpers_stop(int vcpus)
 		report_skip(group_stop_test[0], "%d vCPU: no helper", vcpus);
 		return;
 	}
-	err = signal_want_sum_get();
+	err = serial_sum_get();
 	if (err) {
 		signal_setup_failed("the serial cpu job", err);
 		return;
@@ -611,7 +611,7 @@ static void test_helpers_stop(int vcpus)
  * and they take chunks and exit at the caller's real-time priority.
  */
 #define PROC_EXIT	TRACE "events/sched/sched_process_exit/enable"
-/* The first prio of the fair class, and a real-time one's (kernel's). */
+/* MAX_RT_PRIO: a prio below it is real-time, from it on the fair class. */
 #define FAIR_PRIO	100
 #define MOVED_CG	CGROOT "/ktask-moved"
 #define MOVED_P1	CGROOT "/ktask-moved-p1"
@@ -681,10 +681,15 @@ static void *moved_mover(void *arg)
 	char tid[16];
 	int i;
 
-	/* The caller, this thread and a helper, for a second at most. */
+	/*
+	 * The caller, this thread and as many helpers as the job may plan,
+	 * all forked before its start function, for a second at most: a
+	 * move between two forks leaves helpers in both cgroups.
+	 */
 	for (i = 0; i < 1000 / POLL_MS; i++) {
 		nanosleep(&poll_period, NULL);
-		if (read_key("/proc/self/status", "Threads", ':') >= 3)
+		if (read_key("/proc/self/status", "Threads", ':') >=
+		    r->vcpus + 1)
 			break;
 	}
 	snprintf(tid, sizeof(tid), "%d\n", r->caller);
@@ -709,15 +714,18 @@ static int moved_attempt(void *ctx)
 		r->why = "cannot move the caller back";
 		return -EIO;
 	}
+	/* Only this thread: the mover stays where it cannot starve. */
+	if (sched_setscheduler(0, SCHED_FIFO, &fifo)) {
+		r->why = "cannot make the caller SCHED_FIFO";
+		return -EIO;
+	}
 	if (pthread_create(&mover, NULL, moved_mover, r)) {
+		sched_setscheduler(0, SCHED_OTHER, &other);
 		r->why = "pthread_create failed";
 		return -EIO;
 	}
 	trace_clear();
 	write_str(PROC_EXIT, "1\n");
-	/* Only this thread: the mover stays where it would not starve. */
-	if (sched_setscheduler(0, SCHED_FIFO, &fifo))
-		r->why = "cannot make the caller SCHED_FIFO";
 	ret = bench_run_as("cpu", r->vcpus, "moved", &r->res);
 	sched_setscheduler(0, SCHED_OTHER, &other);
 	pthread_join(mover, NULL);
@@ -731,7 +739,8 @@ static int moved_attempt(void *ctx)
 		r->why = "the caller is not where it was moved after the job";
 	if (r->why)
 		return -EIO;
-	return r->res.start_threads >= 3;
+	/* Helpers waited in the start function, and, moved along, ran. */
+	return r->res.start_threads >= 3 && (r->c->alone || r->res.used >= 2);
 }
 
 static void moved_child(int index)
@@ -739,14 +748,16 @@ static void moved_child(int index)
 	const struct moved_case *c = &moved_cases[index];
 	struct moved_run r = { .c = c, .vcpus = moved_vcpus,
 			       .caller = gettid() };
-	int tries, ok;
+	int tries, ok, err;
 
-	if (c->join && write_str(c->join, "0\n")) {
+	err = c->join ? write_str(c->join, "0\n") : 0;
+	if (err) {
 		report(0, c->name, "cannot join %s: %s", c->join,
-		       strerror(errno));
+		       strerror(-err));
 		return;
 	}
-	tries = retry_for_helpers(c->name, moved_attempt, &r);
+	tries = retry_until(c->name, "no helper waited in the start function",
+			    moved_attempt, &r);
 	if (tries < 0) {
 		report(0, c->name, "%s", r.why ? r.why : "no run");
 		return;
@@ -754,11 +765,14 @@ static void moved_child(int index)
 	/* Alone: every helper exits fair; else each at the caller's RT prio. */
 	ok = c->alone ? r.res.used == 1 && r.exit.lo >= FAIR_PRIO :
 			r.res.used >= 2 && r.exit.hi < FAIR_PRIO;
-	report(ok && r.exit.exits && r.res.sum == signal_want_sum, c->name,
-	       "threads in the start function: %d, threads that ran a chunk: %d (want %s), helpers' exit prio %d-%d of %d exits (want %s %d), sum %llx (want %llx), run %d",
+	/* Every helper: the threads in the start function but two. */
+	ok = ok && r.res.start_threads >= 3 &&
+	     r.exit.exits == r.res.start_threads - 2;
+	report(ok && r.res.sum == serial_sum, c->name,
+	       "threads in the start function: %d (want >= 3), threads that ran a chunk: %d (want %s), helpers' exit prio %d-%d of %d exits (want %s %d, an exit per helper), sum %llx (want %llx), run %d",
 	       r.res.start_threads, r.res.used, c->alone ? "1" : ">= 2",
 	       r.exit.lo, r.exit.hi, r.exit.exits, c->alone ? ">=" : "<",
-	       FAIR_PRIO, r.res.sum, signal_want_sum, tries);
+	       FAIR_PRIO, r.res.sum, serial_sum, tries);
 }
 
 /*
@@ -804,7 +818,7 @@ static void test_helpers_moved(int vcpus)
 
 	moved_vcpus = vcpus;
 	if (vcpus >= 2)
-		err = signal_want_sum_get();
+		err = serial_sum_get();
 	if (!err && vcpus >= 2)
 		err = moved_make();
 	for (i = 0; i < ARRAY_SIZE(moved_cases); i++) {
