@@ -391,11 +391,12 @@ static unsigned long long serial_sum;
 static int serial_sum_get(void)
 {
 	struct bench_result serial;
-	int err = 0;
+	int err;
 
-	if (!serial_sum)
-		err = bench_run("cpu", 1, &serial);
-	if (!err && !serial_sum)
+	if (serial_sum)
+		return 0;
+	err = bench_run("cpu", 1, &serial);
+	if (!err)
 		serial_sum = serial.sum;
 	return err;
 }
@@ -419,15 +420,15 @@ struct signal_run {
 
 /*
  * Poll @key of @path (read_key()) every poll_period until it is at least
- * @least, for SIGNAL_WAIT_MS at most; whether it got there.
+ * @least, for @limit_ms at most; whether it got there.
  */
-static int signal_wait_key(const char *path, const char *key, char sep,
-			   long long least)
+static int wait_key(const char *path, const char *key, char sep,
+		    long long least, int limit_ms)
 {
 	int i;
 
 	/* Asleep first: the job it waits for starts just now. */
-	for (i = 0; i < SIGNAL_WAIT_MS / POLL_MS; i++) {
+	for (i = 0; i < limit_ms / POLL_MS; i++) {
 		nanosleep(&poll_period, NULL);
 		if (read_key(path, key, sep) >= least)
 			return 1;
@@ -483,13 +484,14 @@ static int signal_caller_process(struct signal_run *r, pid_t pid)
 	}
 	/* A thread beside the caller's. */
 	snprintf(status, sizeof(status), "/proc/%d/status", pid);
-	if (!signal_wait_key(status, "Threads", ':', 2))
+	if (!wait_key(status, "Threads", ':', 2, SIGNAL_WAIT_MS))
 		return 0;
 	if (write_str(SIGNAL_CG "/cgroup.freeze", "1\n")) {
 		r->why = "cannot freeze the cgroup";
 		return -1;
 	}
-	if (!signal_wait_key(SIGNAL_CG "/cgroup.events", "frozen", ' ', 1))
+	if (!wait_key(SIGNAL_CG "/cgroup.events", "frozen", ' ', 1,
+		      SIGNAL_WAIT_MS))
 		r->why = "the cgroup did not freeze";
 	write_str(SIGNAL_CG "/cgroup.freeze", "0\n");
 	return r->why ? -1 : 1;
@@ -679,19 +681,13 @@ static void *moved_mover(void *arg)
 {
 	struct moved_run *r = arg;
 	char tid[16];
-	int i;
 
 	/*
 	 * The caller, this thread and as many helpers as the job may plan,
 	 * all forked before its start function, for a second at most: a
 	 * move between two forks leaves helpers in both cgroups.
 	 */
-	for (i = 0; i < 1000 / POLL_MS; i++) {
-		nanosleep(&poll_period, NULL);
-		if (read_key("/proc/self/status", "Threads", ':') >=
-		    r->vcpus + 1)
-			break;
-	}
+	wait_key("/proc/self/status", "Threads", ':', r->vcpus + 1, 1000);
 	snprintf(tid, sizeof(tid), "%d\n", r->caller);
 	if (write_str(r->c->to, tid))
 		r->why = "cannot move the caller";
