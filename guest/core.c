@@ -607,7 +607,7 @@ static void test_helpers_stop(int vcpus)
  * helper is there, or after a second; a run where the job forked no
  * helper before the move is run again.  The caller is SCHED_FIFO: a
  * helper outside its cgroups exits, as it is lent, at the caller's nice
- * alone (kernel/ktask.c: ktask_attr_outside()), never in a real-time
+ * alone (kernel/ktask.c: ktask_setattr()), never in a real-time
  * class, by the sched_process_exit events' prio.  The control: a move of
  * the whole process, between two cgroups of v2, takes the helpers along,
  * and they take chunks and exit at the caller's real-time priority.
