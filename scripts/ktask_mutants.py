@@ -279,7 +279,7 @@ MUTANTS = [
 	 '\tdata_race(cpumask_and(job->kj_cpus, &current->cpus_mask,\n\t\t\t      cpu_active_mask));',
 	 '\tdata_race(cpumask_copy(job->kj_cpus, cpu_active_mask));'),
 	('run_numa: no_fork not restored',
-	 '\tktask_no_fork_restore(was_no_fork);',
+	 '\tcurrent->in_ktask_no_fork = was_no_fork;',
 	 '\t(void)was_no_fork;'),
 	('next_range: one empty range skipped at most',
 	 '\twhile (!kns->kns_left && job->kj_first_range + 1 < job->kj_nr_ranges)',
