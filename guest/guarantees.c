@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hogs.h"
@@ -26,15 +30,24 @@
 
 /*
  * Calls with helpers per case, of MAX_CALLS at most.  Without the wait
- * for helpers to leave, a call beside the hogs failed 5 times in 20: 10
- * calls miss it 6% of the time, and the fallocate() and VFIO cases
- * together 0.3%.  A call without helpers checks nothing, so it does not
- * count.
+ * for helpers to leave, a call beside the hogs failed 5 times in 20: 20
+ * calls miss it 0.3% of the time, and the fallocate() and VFIO cases
+ * together 0.001%.  A call without helpers checks nothing, so it does
+ * not count.
  */
-#define TRIES		10
+#define TRIES		20
 #define MAX_CALLS	(2 * TRIES)
 /* Two chunks of KTASK_MEM_CHUNK (128 MiB): the caller and a helper. */
 #define LEFT_LEN	(256UL << 20)
+/* The cgroup of the left_behind process and its hogs, for pids.current. */
+#define LEFT_CG		CGROOT "/ktask-left"
+/*
+ * Its real user, for RLIMIT_NPROC's count, which holds no task of root's
+ * nor one with CAP_SYS_RESOURCE or CAP_SYS_ADMIN in effect: it keeps
+ * root's effective uid, and those two out of effect for the fork that
+ * probes the limit.
+ */
+#define LEFT_UID	1
 #define BOUND_CG	CGROOT "/ktask-bound"
 /*
  * cpu.max: one and a half CPUs, which two threads exceed; less than one
@@ -59,6 +72,8 @@ struct left_op {
 struct left_ctx {
 	int		fd;		/* the hugetlbfs file */
 	unsigned char	*buf;		/* the VFIO map's buffer */
+	int		mnt_ns;		/* its own mount namespace */
+	int		nr_hogs;	/* running beside the call */
 };
 
 static int falloc_call(void *arg)
@@ -100,25 +115,116 @@ static const char *const left_names[] = {
 };
 
 /*
+ * What a thread left in the group would change, each true if it shows
+ * one:
+ * - unshare(CLONE_VM | CLONE_SIGHAND) fails with EINVAL while another
+ *   thread is in the group or shares its signal handlers (and does
+ *   nothing else): unshare(CLONE_NEWUSER) and the other flags that imply
+ *   CLONE_THREAD fail on the first of these;
+ * - setns() into its own mount namespace fails with EINVAL while another
+ *   task shares its fs_struct (CLONE_FS), as a helper does until it
+ *   exits; a user namespace's setns() fails on that too;
+ * - Threads: in /proc/self/status;
+ * - pids.current of its cgroup, which pids.max bounds: the process and
+ *   its hogs, each a single thread;
+ * - a fork under an RLIMIT_NPROC that leaves room for one task beside
+ *   the process and its hogs, which all run as LEFT_UID.
+ */
+static bool left_unshare(const struct left_ctx *c)
+{
+	return unshare(CLONE_VM | CLONE_SIGHAND) != 0;
+}
+
+static bool left_setns(const struct left_ctx *c)
+{
+	return setns(c->mnt_ns, CLONE_NEWNS) != 0;
+}
+
+static bool left_threads(const struct left_ctx *c)
+{
+	return read_key("/proc/self/status", "Threads", ':') != 1;
+}
+
+static bool left_pids(const struct left_ctx *c)
+{
+	return read_num(LEFT_CG "/pids.current") != 1 + c->nr_hogs;
+}
+
+/* Put CAP_SYS_RESOURCE and CAP_SYS_ADMIN in effect, or out of it. */
+static int left_caps(int on)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	const unsigned int caps[] = { CAP_SYS_RESOURCE, CAP_SYS_ADMIN };
+	size_t i;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	for (i = 0; i < ARRAY_SIZE(caps); i++) {
+		if (on)
+			data[caps[i] / 32].effective |= 1U << (caps[i] % 32);
+		else
+			data[caps[i] / 32].effective &= ~(1U << (caps[i] % 32));
+	}
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
+/* A fork with room for one task, or what it needs, failed. */
+static bool left_nproc(const struct left_ctx *c)
+{
+	struct rlimit was, room;
+	pid_t pid = -1;
+
+	if (getrlimit(RLIMIT_NPROC, &was))
+		return true;
+	/* The soft limit only: raising the hard one back needs the caps. */
+	room = (struct rlimit){ 2 + c->nr_hogs, was.rlim_max };
+	if (!left_caps(0) && !setrlimit(RLIMIT_NPROC, &room))
+		pid = fork();
+	if (!pid)
+		_exit(0);
+	setrlimit(RLIMIT_NPROC, &was);
+	left_caps(1);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return pid < 0;
+}
+
+static const struct left_check {
+	const char	*what;
+	bool		(*seen)(const struct left_ctx *c);
+} left_checks[] = {
+	{ "unshare(CLONE_VM | CLONE_SIGHAND) failed", left_unshare },
+	{ "setns(CLONE_NEWNS) failed", left_setns },
+	{ "Threads: was not 1", left_threads },
+	{ "pids.current was not the process and its hogs", left_pids },
+	{ "a fork under RLIMIT_NPROC failed", left_nproc },
+};
+
+#define NR_CHECKS	ARRAY_SIZE(left_checks)
+
+/*
  * Calls until TRIES of them had helper threads, each followed at once by
- * unshare(CLONE_VM | CLONE_SIGHAND), which fails with EINVAL while another
- * thread is in the group or shares its signal handlers (and does nothing
- * else), and a look at Threads: in /proc/self/status.  Fewer than TRIES
- * calls with helpers in MAX_CALLS fails: too little was checked.  With
- * @hogs, a nice-0 hog on each of @vcpus vCPUs from when the call has a
- * helper to after the look: a job starts helpers only for idle CPUs, and
- * these then hardly run, most of them too late to take a chunk (under
- * TCG a helper's own forks outlast the 2 ms the hogs give it).  A call
- * had helpers if a helper thread ran, chunk or not (its ktask_helper_end
- * event): what is checked is that its thread is gone when the call
- * returns.
+ * the checks, call i from check i % NR_CHECKS on, so that each comes
+ * first as often: a thread that is leaving shows to the first look more
+ * than to the last.  Fewer than TRIES calls with helpers in MAX_CALLS
+ * fails: too little was checked.  With @hogs, a nice-0 hog on each of
+ * @vcpus vCPUs from when the call has a helper to after the checks: a job
+ * starts helpers only for idle CPUs, and these then hardly run, most of
+ * them too late to take a chunk (under TCG a helper's own forks outlast
+ * the 2 ms the hogs give it).  A call had helpers if a helper thread ran,
+ * chunk or not (its ktask_helper_end event): what is checked is that its
+ * thread is gone when the call returns.
  */
 static void left_behind(const struct left_op *op, struct left_ctx *c,
 			struct hogs *hogs, int vcpus, const char *name)
 {
-	int i, fails = 0, extra = 0, helped = 0, err = 0;
-	struct helpers_seen seen;
-	long long threads;
+	int i, err = 0, helped = 0, seen_any = 0, seen[NR_CHECKS] = { 0 };
+	struct helpers_seen helpers;
+	char msg[512];
+	size_t k, n;
 
 	for (i = 0; i < MAX_CALLS && helped < TRIES; i++) {
 		trace_start_helpers();
@@ -126,18 +232,23 @@ static void left_behind(const struct left_op *op, struct left_ctx *c,
 						      getpid()) : 0;
 		if (err)
 			break;
+		c->nr_hogs = hogs ? hogs->nr : 0;
 		if (op->call(c)) {
 			err = errno;
 			break;
 		}
-		fails += unshare(CLONE_VM | CLONE_SIGHAND) != 0;
-		threads = read_key("/proc/self/status", "Threads", ':');
+		for (k = 0; k < NR_CHECKS; k++) {
+			n = (i + k) % NR_CHECKS;
+			if (left_checks[n].seen(c)) {
+				seen[n]++;
+				seen_any = 1;
+			}
+		}
 		if (hogs)
 			hogs_stop(hogs);
-		extra += threads != 1;
 		trace_stop_helpers(op->func);
-		trace_helpers(op->func, -1, &seen);
-		helped += seen.helpers > 0;
+		trace_helpers(op->func, -1, &helpers);
+		helped += helpers.helpers > 0;
 		op->undo(c);
 	}
 	if (hogs)
@@ -146,9 +257,12 @@ static void left_behind(const struct left_op *op, struct left_ctx *c,
 		report(0, name, "try %d: %s", i + 1, strerror(err));
 		return;
 	}
-	report(!fails && !extra && helped == TRIES, name,
-	       "%d calls, %d with helpers (want %d): unshare(CLONE_VM | CLONE_SIGHAND) failed %d times, Threads: was not 1 %d times",
-	       i, helped, TRIES, fails, extra);
+	n = snprintf(msg, sizeof(msg), "%d calls, %d with helpers (want %d)",
+		     i, helped, TRIES);
+	for (k = 0; k < NR_CHECKS && n < sizeof(msg); k++)
+		n += snprintf(msg + n, sizeof(msg) - n, "; %s %d times",
+			      left_checks[k].what, seen[k]);
+	report(!seen_any && helped == TRIES, name, "%s", msg);
 }
 
 static void left_behind_child(int vcpus)
@@ -157,8 +271,19 @@ static void left_behind_child(int vcpus)
 	char path[64];
 	struct hogs h;
 	size_t i;
-	int busy;
+	int busy, err;
 
+	err = cgroup_make("pids", LEFT_CG);
+	if (!err)
+		err = write_str(LEFT_CG "/cgroup.procs", "0\n");
+	if (!err && setresuid(LEFT_UID, 0, 0))
+		err = -errno;
+	c.mnt_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (err || c.mnt_ns < 0) {
+		report_setup_failed(left_names, "cgroup %s, user or namespace: %s",
+				    LEFT_CG, strerror(err ? -err : errno));
+		return;
+	}
 	snprintf(path, sizeof(path), "%s/left", huge_mount(SZ_2M));
 	c.fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
 	c.buf = tagged_buffer(LEFT_LEN);
@@ -184,6 +309,7 @@ static void left_behind_child(int vcpus)
 	}
 	hogs_exit(&h);
 	close(c.fd);
+	close(c.mnt_ns);
 	unlink(path);
 }
 
@@ -644,6 +770,7 @@ void run_guarantee_tests(const struct boot *b)
 		  ARRAY_SIZE(cpuset_names) - 1 + ARRAY_SIZE(pids_names) - 1);
 	ktask_threads_set(0);
 	in_child(left_behind_child, b->vcpus, left_names);
+	rmdir(LEFT_CG);
 	in_child(bound_child, 0, bound_names);
 	rmdir(BOUND_CG);
 	cpuset_bound(b->vcpus);
