@@ -17,7 +17,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,22 +164,7 @@ static int left_pids(const struct left_ctx *c)
 /* Put CAP_SYS_RESOURCE and CAP_SYS_ADMIN in effect, or out of it. */
 static int caps_in_effect(bool on)
 {
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-	const unsigned int caps[] = { CAP_SYS_RESOURCE, CAP_SYS_ADMIN };
-	size_t i;
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	for (i = 0; i < ARRAY_SIZE(caps); i++) {
-		if (on)
-			data[caps[i] / 32].effective |= 1U << (caps[i] % 32);
-		else
-			data[caps[i] / 32].effective &= ~(1U << (caps[i] % 32));
-	}
-	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+	return cap_set(CAP_SYS_RESOURCE, on, 1) ?: cap_set(CAP_SYS_ADMIN, on, 1);
 }
 
 /* Only the soft limit moves: raising the hard one back needs the caps. */
@@ -314,9 +298,7 @@ static void left_behind_child(int vcpus)
 	size_t i;
 	int busy, err;
 
-	err = cgroup_make("pids", LEFT_CG);
-	if (!err)
-		err = write_str(LEFT_CG "/cgroup.procs", "0\n");
+	err = cgroup_enter("pids", LEFT_CG);
 	if (!err && setresuid(LEFT_UID, 0, 0))
 		err = -errno;
 	c.mnt_ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
@@ -777,10 +759,8 @@ static void pids_falloc(void)
 
 static void pids_child(int vcpus)
 {
-	int err = cgroup_make("pids", PIDS_CG);
+	int err = cgroup_enter("pids", PIDS_CG);
 
-	if (!err)
-		err = write_str(PIDS_CG "/cgroup.procs", "0\n");
 	if (err) {
 		report_setup_failed(pids_names, "cgroup %s: %s", PIDS_CG,
 				    strerror(-err));

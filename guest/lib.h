@@ -79,6 +79,7 @@ long long read_num(const char *path);
 long long read_key(const char *path, const char *key, char sep);
 unsigned long long now_ns(void);
 long long self_cpu_ns(void);
+int cap_set(unsigned int cap, int effective, int permitted);
 int mknod_from(const char *path, const char *sysfs_dev, mode_t type);
 int count_nodes(void);
 int cpulist_parse(const char *list, struct cpus *set);
@@ -108,6 +109,7 @@ int bench_run_as(const char *job, int threads, const char *caller,
 		 struct bench_result *res);
 void in_child(void (*fn)(int), int arg, const char *const *names);
 int cgroup_make(const char *controller, const char *dir);
+int cgroup_enter(const char *controller, const char *dir);
 int cgroup_join_cpu_max(const char *dir, int pct, int period_us);
 void wait_load_settle(void);
 int retry_until(const char *name, const char *why,

@@ -12,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -536,6 +538,40 @@ int cgroup_make(const char *controller, const char *dir)
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+/* Make the cgroup @dir (cgroup_make()) and move the calling process into it. */
+int cgroup_enter(const char *controller, const char *dir)
+{
+	char path[128];
+	int ret = cgroup_make(controller, dir);
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	return write_str(path, "0\n");
+}
+
+/*
+ * Set capability @cap in current's @effective and @permitted sets, or
+ * clear it: once out of the permitted set, it cannot come back; 0 or
+ * -errno.
+ */
+int cap_set(unsigned int cap, int effective, int permitted)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	unsigned int bit = 1U << (cap % 32);
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[cap / 32].effective &= ~bit;
+	data[cap / 32].permitted &= ~bit;
+	data[cap / 32].effective |= effective ? bit : 0;
+	data[cap / 32].permitted |= permitted ? bit : 0;
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
 /*

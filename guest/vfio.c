@@ -34,7 +34,6 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -162,14 +161,7 @@ static void test_maps(int vcpus)
 /* Drop CAP_IPC_LOCK, which lets VFIO pin past RLIMIT_MEMLOCK. */
 static int drop_ipc_lock(void)
 {
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	data[0].effective &= ~(1U << CAP_IPC_LOCK);
-	data[0].permitted &= ~(1U << CAP_IPC_LOCK);
-	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+	return cap_set(CAP_IPC_LOCK, 0, 0);
 }
 
 #define LIMIT_MAP	(512UL << 20)	/* 4 chunks */
