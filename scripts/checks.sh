@@ -137,9 +137,10 @@ count_ktap() {
 }
 
 # check_preempt NAME CONSOLE MODEL: the boot ran in preemption model
-# MODEL, as the kernel printed it (configs/debug.config has
-# PREEMPT_DYNAMIC): a boot that lost its preempt= fails, not passes in
-# another model unseen.
+# MODEL, as the kernel printed it (configs/debug.config has CONFIG_PREEMPT
+# and PREEMPT_DYNAMIC): a boot in another model than the one it was
+# meant for (its preempt= lost, the config's default changed) fails, not
+# passes unseen.
 check_preempt() {
 	line=$(grep -a -m1 'Dynamic Preempt:' "$2" | tr -d '\r') || true
 	if [ "${line##*: }" = "$3" ]; then

@@ -30,6 +30,7 @@ run_guest_tests() {
 	count_ktap guest "$(ktap_file "$log")"
 	boot_failed guest "$rc" "$build/guest-test.log" "$log"
 	check_splats "guest: kernel reports" "$log"
+	check_preempt guest "$log" none
 }
 
 # Deferred struct page init must leave the same memory with helpers as

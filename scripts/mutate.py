@@ -3,7 +3,7 @@
 
 Puts each mutation of scripts/ktask_mutants.py into build/linux's
 kernel/ktask.c in turn, builds make test's debug KUnit kernel
-(build/kunit) and boots the suite on the NUMA machine with preempt=full,
+(build/kunit, CONFIG_PREEMPT=y) and boots the suite on the NUMA machine,
 as make test's first KUnit stage does, then puts the file back.  A
 mutation the suite passes is booted again as make test boots the same
 kernel for the cases that skip on the NUMA machine (scripts/kunit-boots:
@@ -57,7 +57,7 @@ def kunit_boots():
         rows = kunit_boots_table()
     except (OSError, ValueError) as e:
         die('scripts/kunit-boots: %s' % e)
-    suite = [('numa', 'numa', None, ['preempt=full'],
+    suite = [('numa', 'numa', None, [],
               lambda case: run_elsewhere('ktask.' + case, rows), 'clean')]
     return suite + [(name, machine, cases, args,
                      (lambda case: False) if ran == 'must' else

@@ -111,7 +111,9 @@ test|test,*|meminfo|meminfo,*|core|isolated|faults|falloc|vfio|guarantees|zone_d
 	kernel=$build/kunit/arch/x86/boot/bzImage
 	# Every warning on the console, where make test looks for reports
 	# (quiet would hide those at KERN_WARNING, lockdep's and WARN's).
-	extra="$extra kunit.enable=0 loglevel=7"
+	# The guests run in a server's preemption model, not the kernel's
+	# (CONFIG_PREEMPT: configs/debug.config), unless APPEND says another.
+	extra="preempt=none $extra kunit.enable=0 loglevel=7"
 	pages_2m=${HUGEPAGES_2M:-320}
 	# No 5-level paging for the KASAN kernel: identify_boot_cpu()
 	# zeroes the boot CPU's feature bits and probes them again with

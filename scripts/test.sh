@@ -25,9 +25,9 @@
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
 #               fault injection, hung task and soft lockup detectors)
-#               booted with preempt=full, so that a task can be preempted
-#               anywhere preemption is on (one more check: the console
-#               says so); its stress case runs thousands of random jobs
+#               built with CONFIG_PREEMPT=y and booted in that model, so
+#               that a task can be preempted anywhere preemption is on
+#               (one more check: the console says preempt=full); its stress case runs thousands of random jobs
 #               from 4 threads while a CPU goes on and off
 #   boots       the same kernel booted once more for each group of cases
 #               that needs a machine or kernel arguments of its own
@@ -38,8 +38,9 @@
 #               helper's chunk, in a serial job's, held by the start
 #               function, each boot's console with that one report; 2
 #               cores of 2 SMT threads for the *per_core cases (one thread
-#               per core, caps in cores, a busy sibling), in the kernel's
-#               own preemption model (none), as the guest boots; CPU 3
+#               per core, caps in cores, a busy sibling), with
+#               preempt=none, as the guest boots (its console must say
+#               so); CPU 3
 #               isolated (isolcpus=3) for the isolated-CPU cases.  Each
 #               must run there, not skip; in the suite's boot only they
 #               may skip
@@ -241,6 +242,12 @@ run_kunit_boots() {
 		set +f
 		run_kunit "$name" "$build/kunit" exec "$machine" "$cases" "$@" </dev/null
 		[ "$ran" != must ] || expect_cases_ran "$name"
+		case " $args " in
+		*" preempt="*)
+			model=${args#*preempt=}
+			check_preempt "kunit ($name)" "$build/kunit-$name-console.log" "${model%% *}"
+			;;
+		esac
 		if [ "$console" = clean ]; then
 			check_splats "kunit ($name): kernel reports" \
 				"$build/kunit-$name-console.log"
@@ -314,7 +321,7 @@ check_mutants_apply
 check_reports
 check_machine_lock
 timed "kunit, debug kernel" run_kunit ktask "$build/kunit" run numa \
-	--jobs=2 --kunitconfig="$debug_config" --kernel_args preempt=full
+	--jobs=2 --kunitconfig="$debug_config"
 debug_built=$kernel_built
 if [ -n "$debug_built" ]; then
 	check_splats "kunit (ktask): kernel reports" "$build/kunit-console.log"
