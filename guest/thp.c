@@ -41,7 +41,8 @@ static int thp_bind(struct thp_region *r, int node)
 
 /*
  * Map @len bytes of memory that faults in as THPs of node @node (bound
- * by mbind(), and madvise()d): 0, or -errno.
+ * by mbind(), and madvise()d), or of any node if @node is -1: 0, or
+ * -errno.
  */
 int thp_map(struct thp_region *r, size_t len, int node)
 {
@@ -61,7 +62,7 @@ int thp_map(struct thp_region *r, size_t len, int node)
 		thp_unmap(r);
 		return err;
 	}
-	return thp_bind(r, node);
+	return node < 0 ? 0 : thp_bind(r, node);
 }
 
 /*
