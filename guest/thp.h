@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Huge pages (THPs or hugetlb) on a node, moved to another (thp.c). */
+/* Huge pages (THPs or hugetlb), on a node or any, moved (thp.c). */
 #ifndef KTASK_GUEST_THP_H
 #define KTASK_GUEST_THP_H
 

@@ -54,6 +54,7 @@ run_guest_meminfo() {
 		diff "$threaded" "$serial" | grep 'ktask-meminfo' | indent
 	fi
 	check_splats "guest (serial boot): kernel reports" "$serial"
+	check_preempt "guest (serial boot)" "$serial" none
 }
 
 # Boot-time gigantic pages asked for on a node of CPUs only come from
@@ -96,6 +97,7 @@ run_guest_memless() {
 	fi
 	count_ktap "guest (memoryless node)" "$(ktap_file "$log")"
 	check_splats "guest (memoryless node): kernel reports" "$log"
+	check_preempt "guest (memoryless node)" "$log" none
 }
 
 # make gauntlet: the kernel's long mm selftests (scripts/run.sh:
@@ -112,6 +114,7 @@ run_guest_kselftests() {
 	count_ktap kselftest "$(ktap_file "$log")"
 	boot_failed kselftest "$rc" "$build/guest-kselftest.log" "$log"
 	check_splats "guest (kselftest): kernel reports" "$log"
+	check_preempt "guest (kselftest)" "$log" none
 }
 
 # make gauntlet: the selftests that fail on 6.12 as it is (lib.sh:

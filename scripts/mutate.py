@@ -10,7 +10,7 @@ kernel for the cases that skip on the NUMA machine (scripts/kunit-boots:
 the lockdep case three times, the SMT cases, the isolated-CPU cases).
 Each boot is judged as make test judges it: its cases, then its console
 (scripts/splat.py: no kernel report, or the one the table names); not
-the NUMA boot's preemption model, and an oops ends a boot at once
+the boots' preemption models, and an oops ends a boot at once
 (panic_on_oops=1), a hang in 2 minutes.  What survives them all is a
 rule no KUnit case checks; the in-guest tests may still check it: where
 to look, not a verdict.

@@ -25,9 +25,11 @@
 #               per test case, on a debug kernel (configs/debug.config:
 #               lockdep, KASAN, KFENCE, UBSAN, debugobjects, kmemleak,
 #               fault injection, hung task and soft lockup detectors)
-#               built with CONFIG_PREEMPT=y and booted in that model, so
-#               that a task can be preempted anywhere preemption is on
-#               (one more check: the console says preempt=full); its stress case runs thousands of random jobs
+#               built with CONFIG_PREEMPT=y (and PREEMPT_DYNAMIC, so the
+#               same code as a preempt=full boot) and booted in that
+#               model, so that a task can be preempted anywhere
+#               preemption is on (one more check, of every boot of this
+#               kernel: the console names the model it was meant for); its stress case runs thousands of random jobs
 #               from 4 threads while a CPU goes on and off
 #   boots       the same kernel booted once more for each group of cases
 #               that needs a machine or kernel arguments of its own
@@ -39,8 +41,7 @@
 #               function, each boot's console with that one report; 2
 #               cores of 2 SMT threads for the *per_core cases (one thread
 #               per core, caps in cores, a busy sibling), with
-#               preempt=none, as the guest boots (its console must say
-#               so); CPU 3
+#               preempt=none, as the guests boot; CPU 3
 #               isolated (isolcpus=3) for the isolated-CPU cases.  Each
 #               must run there, not skip; in the suite's boot only they
 #               may skip
@@ -242,12 +243,16 @@ run_kunit_boots() {
 		set +f
 		run_kunit "$name" "$build/kunit" exec "$machine" "$cases" "$@" </dev/null
 		[ "$ran" != must ] || expect_cases_ran "$name"
-		case " $args " in
-		*" preempt="*)
-			model=${args#*preempt=}
-			check_preempt "kunit ($name)" "$build/kunit-$name-console.log" "${model%% *}"
-			;;
-		esac
+		# The kernel's model, full, unless the last preempt= says.
+		model=full
+		set -f
+		for a in $args; do
+			case $a in
+			preempt=*) model=${a#preempt=} ;;
+			esac
+		done
+		set +f
+		check_preempt "kunit ($name)" "$build/kunit-$name-console.log" "$model"
 		if [ "$console" = clean ]; then
 			check_splats "kunit ($name): kernel reports" \
 				"$build/kunit-$name-console.log"
