@@ -223,14 +223,17 @@ static int mig_same(enum mig_call call, const struct mig_run *a,
  * every other on node 1; the region in huge pages; every word as
  * written; each page moved copied by a job, once (the held one never:
  * it has a reference more); for move_pages(2), as many base pages
- * migrated (migrate_pages(2) moves the process's other pages too).
+ * migrated.  migrate_pages(2) moves the process's other pages too, and
+ * counts those it could not move with the held one (make run SCALE=1's
+ * guest of 4 nodes: 253 in both runs).
  */
 static int mig_expected(enum mig_call call, const struct mig_run *r)
 {
 	long moved = MIG_THPS - 1;
 	long long pages = moved * (long long)(THP_SIZE / MIG_PAGE);
 
-	return r->ret == 1 && r->huge_kb == MIG_LEN >> 10 && !r->bad &&
+	return (call == MIG_MIGRATE_PAGES ? r->ret >= 1 : r->ret == 1) &&
+	       r->huge_kb == MIG_LEN >> 10 && !r->bad &&
 	       r->on_node1 == moved && r->copied == pages &&
 	       (call == MIG_MIGRATE_PAGES ? r->pages >= pages :
 					    r->pages == pages);
