@@ -29,8 +29,9 @@
 #               same code as a preempt=full boot) and booted in that
 #               model, so that a task can be preempted anywhere
 #               preemption is on (one more check, of every boot of this
-#               kernel: the console names the model it was meant for); its stress case runs thousands of random jobs
-#               from 4 threads while a CPU goes on and off
+#               kernel: the console names the model it was meant for);
+#               its stress case runs thousands of random jobs from 4
+#               threads while a CPU goes on and off
 #   boots       the same kernel booted once more for each group of cases
 #               that needs a machine or kernel arguments of its own
 #               (scripts/kunit-boots, which make mutate reads too): three
