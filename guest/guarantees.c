@@ -556,7 +556,7 @@ static void *cpuset_mover(void *arg)
 	char c;
 
 	while (read(m->go[0], &c, 1) == 1) {
-		c = !write_str(CPUSET_ONE "/cgroup.procs", "0\n");
+		c = !cgroup_attach(CPUSET_ONE);
 		if (write(m->moved[1], &c, 1) != 1)
 			break;
 	}
@@ -622,7 +622,7 @@ static void cpuset_child(int vcpus)
 	pthread_t mover;
 	char c;
 
-	if (write_str(CPUSET_WIDE "/cgroup.procs", "0\n") || pipe(m.go) ||
+	if (cgroup_attach(CPUSET_WIDE) || pipe(m.go) ||
 	    pipe(m.moved) || write_str(CPU_UNITS, CPUSET_UNITS) ||
 	    pthread_create(&mover, NULL, cpuset_mover, &m)) {
 		report_setup_failed(cpuset_names, "join %s, pipes, %s or mover: %s",
@@ -653,7 +653,7 @@ static void cpuset_child(int vcpus)
 		}
 		wall_ns += res.wall_ns;
 		cpuset_trace(&s);
-		if (write_str(CPUSET_WIDE "/cgroup.procs", "0\n"))
+		if (cgroup_attach(CPUSET_WIDE))
 			err = errno;
 	}
 	write_str(HELPER_END, "0\n");

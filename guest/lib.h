@@ -109,6 +109,7 @@ int bench_run_as(const char *job, int threads, const char *caller,
 		 struct bench_result *res);
 void in_child(void (*fn)(int), int arg, const char *const *names);
 int cgroup_make(const char *controller, const char *dir);
+int cgroup_attach(const char *dir);
 int cgroup_enter(const char *controller, const char *dir);
 int cgroup_join_cpu_max(const char *dir, int pct, int period_us);
 void wait_load_settle(void);

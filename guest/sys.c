@@ -540,16 +540,19 @@ int cgroup_make(const char *controller, const char *dir)
 	return 0;
 }
 
+/* Move the calling process into the cgroup @dir; 0 or -errno. */
+int cgroup_attach(const char *dir)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	return write_str(path, "0\n");
+}
+
 /* Make the cgroup @dir (cgroup_make()) and move the calling process into it. */
 int cgroup_enter(const char *controller, const char *dir)
 {
-	char path[128];
-	int ret = cgroup_make(controller, dir);
-
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	return write_str(path, "0\n");
+	return cgroup_make(controller, dir) ?: cgroup_attach(dir);
 }
 
 /*
@@ -591,8 +594,7 @@ int cgroup_join_cpu_max(const char *dir, int pct, int period_us)
 	snprintf(path, sizeof(path), "%s/cpu.max", dir);
 	if (write_str(path, quota))
 		return -errno;
-	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
-	return write_str(path, "0\n") ? -errno : 0;
+	return cgroup_attach(dir);
 }
 
 /*
