@@ -192,8 +192,7 @@ static void busy_late(const struct boot *b, int threads, int patched)
 	for (i = 0; i < ARRAY_SIZE(callers); i++) {
 		if (!callers[i].helpers)
 			continue;
-		if (hogs_start_with_threads(&h, b->vcpus, b->vcpus,
-					    late ? getpid() : 0))
+		if (hogs_start_late(&h, b->vcpus, b->vcpus, late))
 			goto fail;
 		busy_one(&callers[i], "late", threads, patched, self_cpu_ns,
 			 &h);

@@ -257,8 +257,7 @@ static void left_behind(const struct left_op *op, struct left_ctx *c,
 	for (i = 0; i < MAX_CALLS && helped < TRIES; i++) {
 		trace_start_helpers();
 		failed = "hogs";
-		err = hogs ? -hogs_start_with_threads(hogs, vcpus, vcpus,
-						      getpid()) : 0;
+		err = hogs ? -hogs_start_late(hogs, vcpus, vcpus, true) : 0;
 		if (err)
 			break;
 		c->nr_hogs = hogs ? hogs->nr : 0;

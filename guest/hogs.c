@@ -2,11 +2,13 @@
 /* CPU hogs (hogs.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -52,50 +54,55 @@ static void hog(volatile unsigned long *count)
 }
 
 /*
- * Until process @pid has had more than one thread for 2 ms, time for its
- * helper to take a chunk.  The watching hog sleeps 10 ms between looks,
- * so that its vCPU stays idle by the load average meanwhile: looking
- * every millisecond, a look taking most of one under TCG, kept it busy,
- * and a job whose caller shared its node found no idle core there for a
- * helper in about half the calls (ktask_job_start: wanted 2, planned 1).
- * Returns 0, or -1 once @pid is gone: its hogs then have nothing to load.
+ * Late hogs wait for a ktask helper to start, as this trace instance
+ * records it: its one event is ktask_helper_start, of any job (the guest
+ * runs none but the call's meanwhile; a helper is no fork that
+ * set_event_pid's event-fork would follow).  The watching hog sleeps in
+ * a read of its trace_pipe, costing no CPU, and wakes as the helper
+ * starts.  It used to look at the process's Threads: in /proc every
+ * 10 ms, and a call that returns within a few looks, a VFIO map of
+ * 256 MiB of THPs on make run's kernel, returned before the hogs ran in
+ * 40 calls of 40 (4 vCPUs).
  */
-static int wait_for_threads(pid_t pid)
-{
-	struct timespec ms = { 0, 10000000 }, two_ms = { 0, 2000000 };
-	long long threads;
-	char path[64];
+#define HOGS_TRACE	"/sys/kernel/tracing/instances/ktask-hogs/"
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	while ((threads = read_key(path, "Threads", ':')) == 1)
-		nanosleep(&ms, NULL);
-	if (threads < 0)
-		return -1;
-	nanosleep(&two_ms, NULL);
-	return 0;
+/* A trace_pipe that will read a line once a ktask helper starts. */
+static int helper_start_pipe(void)
+{
+	int fd, err;
+
+	if (mkdir(HOGS_TRACE, 0700) && errno != EEXIST)
+		return -errno;
+	err = write_str(HOGS_TRACE "events/ktask/ktask_helper_start/enable",
+			"1\n") ?: write_trunc(HOGS_TRACE "trace", "");
+	if (err)
+		return err;
+	fd = open(HOGS_TRACE "trace_pipe", O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /*
- * Hog number @i of @nr, with @watch > 0: the first watches process @watch
- * and then lets the others go, one byte each down @go; they wait in
- * read(), which costs no CPU.  One hog looks at /proc, not each: four
- * reading one process's status every millisecond spun on its locks, vCPUs
- * the host had descheduled holding them, and kept every vCPU busy.  A hog
- * whose parent dies, or whose watched process is gone, exits.
+ * Hog number @i of @nr, with @watch a trace_pipe from
+ * helper_start_pipe() (-1: none): the first waits for a helper to
+ * start and lets the others go at once, one byte each down @go; they wait
+ * in read(), which costs no CPU.  Waiting 2 ms more, for the helper to
+ * take a chunk first, let 38 of 40 such maps return before the hogs ran:
+ * a helper that the hogs starve before its first chunk is a busy call
+ * too.  A hog whose parent dies exits.
  */
-static void hog_wait(int i, int nr, pid_t watch, const int go[2])
+static void hog_wait(int i, int nr, int watch, const int go[2])
 {
-	char c = 0;
+	char c = 0, line[256];
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (watch <= 0)
+	if (watch < 0)
 		return;
 	if (i) {
 		if (read(go[0], &c, 1) != 1)
 			_exit(0);
 		return;
 	}
-	if (wait_for_threads(watch))
+	if (read(watch, line, sizeof(line)) <= 0)
 		_exit(0);
 	for (nr = (nr < MAX_HOGS ? nr : MAX_HOGS) - 1; nr > 0; nr--)
 		if (write(go[1], &c, 1) != 1)
@@ -103,21 +110,29 @@ static void hog_wait(int i, int nr, pid_t watch, const int go[2])
 }
 
 /*
- * Start @nr hogs on the last @nr vCPUs, at once or, with @watch > 0,
- * once process @watch has more than one thread (its ktask helpers, which
- * find every vCPU idle when they start and a hog beside them from then
- * on); 0 or -errno, once the load has settled (wait_load_settle()).  A
- * hog is on its vCPU before it waits: the scheduler puts a new task on an
- * idle CPU, and there it is load (a new task's average starts at half the
- * CPU's capacity) wherever it waits.
+ * Start @nr hogs on the last @nr vCPUs, at once or, if @late, once a
+ * ktask helper starts (whose job found every vCPU idle when it planned
+ * it, and which finds a hog beside it from then on); 0 or -errno, once
+ * the load has settled (wait_load_settle()).  A hog is on its vCPU before
+ * it waits: the scheduler puts a new task on an idle CPU, and there it is
+ * load (a new task's average starts at half the CPU's capacity) wherever
+ * it waits.
  */
-int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch)
+int hogs_start_late(struct hogs *h, int nr, int vcpus, bool late)
 {
-	int i, ret = 0, go[2] = { -1, -1 };
+	int i, ret = 0, pipe_fd = -1, go[2] = { -1, -1 };
 
 	h->nr = 0;
-	if (watch > 0 && pipe(go))
-		return -errno;
+	if (late) {
+		pipe_fd = helper_start_pipe();
+		if (pipe_fd < 0)
+			return pipe_fd;
+		if (pipe(go)) {
+			ret = -errno;
+			close(pipe_fd);
+			return ret;
+		}
+	}
 	for (i = 0; i < nr && i < MAX_HOGS; i++) {
 		pid_t pid;
 
@@ -129,12 +144,13 @@ int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch)
 		}
 		if (!pid) {
 			pin_to(vcpus - 1 - i);
-			hog_wait(i, nr, watch, go);
+			hog_wait(i, nr, pipe_fd, go);
 			hog(&h->counters[i].count);
 		}
 		h->pids[h->nr++] = pid;
 	}
-	if (watch > 0) {
+	if (late) {
+		close(pipe_fd);
 		close(go[0]);
 		close(go[1]);
 	}
@@ -149,7 +165,7 @@ int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch)
 
 int hogs_start(struct hogs *h, int nr, int vcpus)
 {
-	return hogs_start_with_threads(h, nr, vcpus, 0);
+	return hogs_start_late(h, nr, vcpus, false);
 }
 
 /*

@@ -7,6 +7,7 @@
 #ifndef KTASK_GUEST_HOGS_H
 #define KTASK_GUEST_HOGS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #define MAX_HOGS	64
@@ -26,7 +27,7 @@ struct hogs {
 int hogs_init(struct hogs *h);
 void hogs_exit(struct hogs *h);
 int hogs_start(struct hogs *h, int nr, int vcpus);
-int hogs_start_with_threads(struct hogs *h, int nr, int vcpus, pid_t watch);
+int hogs_start_late(struct hogs *h, int nr, int vcpus, bool late);
 void hogs_stop(struct hogs *h);
 unsigned long long hogs_count(struct hogs *h);
 double hogs_rate(struct hogs *h, unsigned long long ns);

@@ -74,6 +74,7 @@ struct bench_result {
 
 /* sys.c */
 int write_str(const char *path, const char *s);
+int write_trunc(const char *path, const char *s);
 int read_line(const char *path, char *buf, size_t size);
 long long read_num(const char *path);
 long long read_key(const char *path, const char *key, char sep);

@@ -101,29 +101,39 @@ int run_on_cpus(const struct cpus *set)
 	return sched_setaffinity(0, sizeof(mask), &mask) ? -errno : 0;
 }
 
-int write_str(const char *path, const char *s)
+static int write_flags(const char *path, const char *s, int flags)
 {
-	ssize_t len = strlen(s), ret;
-	int fd = open(path, O_WRONLY);
+	ssize_t len = strlen(s), ret = 0;
+	int fd = open(path, O_WRONLY | flags);
 
 	if (fd < 0)
 		return -errno;
-	ret = write(fd, s, len);
+	if (len)
+		ret = write(fd, s, len);
 	if (ret < 0)
 		ret = -errno;
 	close(fd);
 	return ret < 0 ? ret : ret == len ? 0 : -EIO;
 }
 
-/* Empty the trace buffer: only an open with O_TRUNC does. */
+int write_str(const char *path, const char *s)
+{
+	return write_flags(path, s, 0);
+}
+
+/*
+ * Write @s to tracefs file @path in place of what it holds: a buffer
+ * ("trace") or a list (set_event_pid) is emptied only by an open with
+ * O_TRUNC.
+ */
+int write_trunc(const char *path, const char *s)
+{
+	return write_flags(path, s, O_TRUNC);
+}
+
 int trace_clear(void)
 {
-	int fd = open("/sys/kernel/tracing/trace", O_WRONLY | O_TRUNC);
-
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	return 0;
+	return write_trunc(TRACE "trace", "");
 }
 
 int read_line(const char *path, char *buf, size_t size)
