@@ -65,6 +65,7 @@ static void hog(volatile unsigned long *count)
  * 40 calls of 40 (4 vCPUs).
  */
 #define HOGS_TRACE	"/sys/kernel/tracing/instances/ktask-hogs/"
+#define HOGS_EVENT	HOGS_TRACE "events/ktask/ktask_helper_start/enable"
 
 /* A trace_pipe that will read a line once a ktask helper starts. */
 static int helper_start_pipe(void)
@@ -73,8 +74,8 @@ static int helper_start_pipe(void)
 
 	if (mkdir(HOGS_TRACE, 0700) && errno != EEXIST)
 		return -errno;
-	err = write_str(HOGS_TRACE "events/ktask/ktask_helper_start/enable",
-			"1\n") ?: write_trunc(HOGS_TRACE "trace", "");
+	err = write_str(HOGS_EVENT, "1\n") ?:
+	      write_trunc(HOGS_TRACE "trace", "");
 	if (err)
 		return err;
 	fd = open(HOGS_TRACE "trace_pipe", O_RDONLY | O_CLOEXEC);
@@ -124,6 +125,7 @@ int hogs_start_late(struct hogs *h, int nr, int vcpus, bool late)
 
 	h->nr = 0;
 	if (late) {
+		h->late = true;
 		pipe_fd = helper_start_pipe();
 		if (pipe_fd < 0)
 			return pipe_fd;
@@ -171,7 +173,8 @@ int hogs_start(struct hogs *h, int nr, int vcpus)
 /*
  * Kill the hogs, and return once their load has left the average
  * (wait_load_settle()): a job started right after would find a vCPU busy
- * whenever anything ran there, and plan no helper for it.
+ * whenever anything ran there, and plan no helper for it.  Late hogs'
+ * event goes off too: with an event on, every job takes a trace id.
  */
 void hogs_stop(struct hogs *h)
 {
@@ -182,6 +185,9 @@ void hogs_stop(struct hogs *h)
 		waitpid(h->pids[i], NULL, 0);
 	}
 	h->nr = 0;
+	if (h->late)
+		write_str(HOGS_EVENT, "0\n");
+	h->late = false;
 	if (ran)
 		wait_load_settle();
 }

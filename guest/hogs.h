@@ -20,6 +20,7 @@ struct hog_counter {
 
 struct hogs {
 	int			nr;		/* running */
+	bool			late;		/* helper_start_pipe() on */
 	pid_t			pids[MAX_HOGS];
 	struct hog_counter	*counters;	/* shared with the hogs */
 };
