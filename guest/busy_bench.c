@@ -111,15 +111,18 @@ static int call_map(int threads, struct busy_call *c)
 	return 0;
 }
 
-/* helpers: the call's helpers are threads of this process. */
+/*
+ * func: the thread function of a job whose helpers are threads of this
+ * process; NULL if the call has none (the 1 GiB page is zeroed serially).
+ */
 static const struct busy_caller {
 	const char	*name;
 	int		(*call)(int threads, struct busy_call *c);
-	int		helpers;
+	const char	*func;
 } callers[] = {
-	{ "falloc", call_falloc, 1 },
-	{ "touch_1g", call_touch, 0 },
-	{ "vfio_map", call_map, 1 },
+	{ "falloc", call_falloc, FALLOC_FUNC },
+	{ "touch_1g", call_touch, NULL },
+	{ "vfio_map", call_map, VFIO_MAP_FUNC },
 };
 
 static long long cgroup_usage_ns(void)
@@ -190,9 +193,10 @@ static void busy_late(const struct boot *b, int threads, int patched)
 	if (!h.counters && hogs_init(&h))
 		goto fail;
 	for (i = 0; i < ARRAY_SIZE(callers); i++) {
-		if (!callers[i].helpers)
+		if (!callers[i].func)
 			continue;
-		if (hogs_start_late(&h, b->vcpus, b->vcpus, late))
+		if (hogs_start_late(&h, b->vcpus, b->vcpus,
+				    late ? callers[i].func : NULL))
 			goto fail;
 		busy_one(&callers[i], "late", threads, patched, self_cpu_ns,
 			 &h);

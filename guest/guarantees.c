@@ -107,7 +107,7 @@ static void map_undo(void *arg)
 
 static const struct left_op left_ops[] = {
 	{ "falloc", FALLOC_FUNC, falloc_call, falloc_undo },
-	{ "vfio_map", "vfio_pin_map_chunk", map_call, map_undo },
+	{ "vfio_map", VFIO_MAP_FUNC, map_call, map_undo },
 };
 
 static const char *const left_names[] = {
@@ -237,8 +237,8 @@ static int left_check(const struct left_ctx *c, size_t first, int *seen,
  * MAX_CALLS fails: too little was checked.  With @hogs, a nice-0 hog on
  * each of @vcpus vCPUs from when the call has a helper to after the
  * checks: a job starts helpers only for idle CPUs, and these then hardly
- * run, most of them too late to take a chunk (under TCG a helper's own
- * forks outlast the 2 ms the hogs give it).  A call had helpers if a
+ * run: the hogs start with the first helper, before it forks the others,
+ * most of which come too late to take a chunk.  A call had helpers if a
  * helper thread ran, chunk or not (its ktask_helper_end event): what is
  * checked is that its thread is gone when the call returns.  With @hogs,
  * only a call the hogs had begun to load before it returned counts: one
@@ -257,7 +257,7 @@ static void left_behind(const struct left_op *op, struct left_ctx *c,
 	for (i = 0; i < MAX_CALLS && helped < TRIES; i++) {
 		trace_start_helpers();
 		failed = "hogs";
-		err = hogs ? -hogs_start_late(hogs, vcpus, vcpus, true) : 0;
+		err = hogs ? -hogs_start_late(hogs, vcpus, vcpus, op->func) : 0;
 		if (err)
 			break;
 		c->nr_hogs = hogs ? hogs->nr : 0;

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,9 +31,24 @@ int hogs_init(struct hogs *h)
 	return 0;
 }
 
+/*
+ * Late hogs wait for a helper of a job of the thread function they were
+ * given to start, as this trace instance records it (ktask_helper_start,
+ * filtered by the function): a helper is made by copy_process() alone, no
+ * fork that set_event_pid's event-fork would follow, and the event's
+ * function is what only the call under test runs.  The watching hog
+ * sleeps in a read of its trace_pipe, costing no CPU, and wakes as the
+ * helper starts; a look at /proc for the process's threads, however
+ * often, lets a call of a few milliseconds return first.
+ */
+#define HOGS_TRACE	TRACE "instances/ktask-hogs/"
+#define HOGS_EVENT	HOGS_TRACE "events/ktask/ktask_helper_start/"
+
 void hogs_exit(struct hogs *h)
 {
 	hogs_stop(h);
+	/* The instance's buffers, a page or so per CPU, and its event. */
+	rmdir(HOGS_TRACE);
 	munmap(h->counters, MAX_HOGS * sizeof(*h->counters));
 	h->counters = NULL;
 }
@@ -53,29 +68,19 @@ static void hog(volatile unsigned long *count)
 		(*count)++;
 }
 
-/*
- * Late hogs wait for a ktask helper to start, as this trace instance
- * records it: its one event is ktask_helper_start, of any job (the guest
- * runs none but the call's meanwhile; a helper is no fork that
- * set_event_pid's event-fork would follow).  The watching hog sleeps in
- * a read of its trace_pipe, costing no CPU, and wakes as the helper
- * starts.  It used to look at the process's Threads: in /proc every
- * 10 ms, and a call that returns within a few looks, a VFIO map of
- * 256 MiB of THPs on make run's kernel, returned before the hogs ran in
- * 40 calls of 40 (4 vCPUs).
- */
-#define HOGS_TRACE	"/sys/kernel/tracing/instances/ktask-hogs/"
-#define HOGS_EVENT	HOGS_TRACE "events/ktask/ktask_helper_start/enable"
-
-/* A trace_pipe that will read a line once a ktask helper starts. */
-static int helper_start_pipe(void)
+/* A trace_pipe that reads a line once a helper of a job of @func starts. */
+static int helper_start_pipe(const char *func)
 {
+	char filter[128];
 	int fd, err;
 
-	if (mkdir(HOGS_TRACE, 0700) && errno != EEXIST)
+	if (mkdir(HOGS_TRACE, 0755) && errno != EEXIST)
 		return -errno;
-	err = write_str(HOGS_EVENT, "1\n") ?:
-	      write_trunc(HOGS_TRACE "trace", "");
+	snprintf(filter, sizeof(filter), "func.function == %s\n", func);
+	err = write_str(HOGS_TRACE "buffer_size_kb", "8\n") ?:
+	      write_str(HOGS_EVENT "filter", filter) ?:
+	      write_str(HOGS_EVENT "enable", "1\n") ?:
+	      trace_clear_in(HOGS_TRACE);
 	if (err)
 		return err;
 	fd = open(HOGS_TRACE "trace_pipe", O_RDONLY | O_CLOEXEC);
@@ -83,13 +88,10 @@ static int helper_start_pipe(void)
 }
 
 /*
- * Hog number @i of @nr, with @watch a trace_pipe from
- * helper_start_pipe() (-1: none): the first waits for a helper to
- * start and lets the others go at once, one byte each down @go; they wait
- * in read(), which costs no CPU.  Waiting 2 ms more, for the helper to
- * take a chunk first, let 38 of 40 such maps return before the hogs ran:
- * a helper that the hogs starve before its first chunk is a busy call
- * too.  A hog whose parent dies exits.
+ * Hog number @i of @nr, with @watch a trace_pipe from helper_start_pipe()
+ * (-1: none): the first waits for the helper to start and lets the others
+ * go at once, one byte each down @go; they wait in read(), which costs no
+ * CPU.  A hog whose parent dies exits.
  */
 static void hog_wait(int i, int nr, int watch, const int go[2])
 {
@@ -111,22 +113,22 @@ static void hog_wait(int i, int nr, int watch, const int go[2])
 }
 
 /*
- * Start @nr hogs on the last @nr vCPUs, at once or, if @late, once a
- * ktask helper starts (whose job found every vCPU idle when it planned
- * it, and which finds a hog beside it from then on); 0 or -errno, once
- * the load has settled (wait_load_settle()).  A hog is on its vCPU before
- * it waits: the scheduler puts a new task on an idle CPU, and there it is
- * load (a new task's average starts at half the CPU's capacity) wherever
- * it waits.
+ * Start @nr hogs on the last @nr vCPUs, at once or, with @func, once a
+ * helper of a job of thread function @func starts (a job that found every
+ * vCPU idle when it planned the helper, which finds a hog beside it from
+ * then on); 0 or -errno, once the load has settled (wait_load_settle()).
+ * A hog is on its vCPU before it waits: the scheduler puts a new task on
+ * an idle CPU, and there it is load (a new task's average starts at half
+ * the CPU's capacity) wherever it waits.
  */
-int hogs_start_late(struct hogs *h, int nr, int vcpus, bool late)
+int hogs_start_late(struct hogs *h, int nr, int vcpus, const char *func)
 {
 	int i, ret = 0, pipe_fd = -1, go[2] = { -1, -1 };
 
 	h->nr = 0;
-	if (late) {
+	if (func) {
 		h->late = true;
-		pipe_fd = helper_start_pipe();
+		pipe_fd = helper_start_pipe(func);
 		if (pipe_fd < 0)
 			return pipe_fd;
 		if (pipe(go)) {
@@ -151,7 +153,7 @@ int hogs_start_late(struct hogs *h, int nr, int vcpus, bool late)
 		}
 		h->pids[h->nr++] = pid;
 	}
-	if (late) {
+	if (func) {
 		close(pipe_fd);
 		close(go[0]);
 		close(go[1]);
@@ -167,7 +169,7 @@ int hogs_start_late(struct hogs *h, int nr, int vcpus, bool late)
 
 int hogs_start(struct hogs *h, int nr, int vcpus)
 {
-	return hogs_start_late(h, nr, vcpus, false);
+	return hogs_start_late(h, nr, vcpus, NULL);
 }
 
 /*
@@ -186,7 +188,7 @@ void hogs_stop(struct hogs *h)
 	}
 	h->nr = 0;
 	if (h->late)
-		write_str(HOGS_EVENT, "0\n");
+		write_str(HOGS_EVENT "enable", "0\n");
 	h->late = false;
 	if (ran)
 		wait_load_settle();

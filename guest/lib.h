@@ -74,7 +74,6 @@ struct bench_result {
 
 /* sys.c */
 int write_str(const char *path, const char *s);
-int write_trunc(const char *path, const char *s);
 int read_line(const char *path, char *buf, size_t size);
 long long read_num(const char *path);
 long long read_key(const char *path, const char *key, char sep);
@@ -91,6 +90,7 @@ long long free_kb(void);
 long long free_slack_kb(long long plain_kb);
 int ksym_range(const char *name, unsigned long long *start,
 	       unsigned long long *end);
+int trace_clear_in(const char *dir);
 int trace_clear(void);
 void trace_start(void);
 void trace_stop(void);

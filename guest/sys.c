@@ -101,39 +101,40 @@ int run_on_cpus(const struct cpus *set)
 	return sched_setaffinity(0, sizeof(mask), &mask) ? -errno : 0;
 }
 
-static int write_flags(const char *path, const char *s, int flags)
+int write_str(const char *path, const char *s)
 {
-	ssize_t len = strlen(s), ret = 0;
-	int fd = open(path, O_WRONLY | flags);
+	ssize_t len = strlen(s), ret;
+	int fd = open(path, O_WRONLY);
 
 	if (fd < 0)
 		return -errno;
-	if (len)
-		ret = write(fd, s, len);
+	ret = write(fd, s, len);
 	if (ret < 0)
 		ret = -errno;
 	close(fd);
 	return ret < 0 ? ret : ret == len ? 0 : -EIO;
 }
 
-int write_str(const char *path, const char *s)
-{
-	return write_flags(path, s, 0);
-}
-
 /*
- * Write @s to tracefs file @path in place of what it holds: a buffer
- * ("trace") or a list (set_event_pid) is emptied only by an open with
- * O_TRUNC.
+ * Empty the trace buffer of the tracefs directory @dir, the top one or an
+ * instance's: only an open of its "trace" with O_TRUNC does.
  */
-int write_trunc(const char *path, const char *s)
+int trace_clear_in(const char *dir)
 {
-	return write_flags(path, s, O_TRUNC);
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%strace", dir);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
 }
 
 int trace_clear(void)
 {
-	return write_trunc(TRACE "trace", "");
+	return trace_clear_in(TRACE);
 }
 
 int read_line(const char *path, char *buf, size_t size)

@@ -314,7 +314,7 @@ static int two_maps_attempt(void *ctx)
 		munmap(maps[i].buf, TWO_MAP);
 	}
 	pthread_barrier_destroy(&start);
-	r->threads = trace_threads("vfio_pin_map_chunk");
+	r->threads = trace_threads(VFIO_MAP_FUNC);
 	r->vm = vmlck_kb() - vm0;
 	r->pins = pinned_pages() - pins0;
 	r->ok = r->most > 0 &&
@@ -520,7 +520,7 @@ static int kill_attempt(void *ctx)
 		return err;
 	k->killed &= WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
 	/* The largest -errno a map job ended with: EINTR, or none. */
-	k->interrupted = trace_most("ktask_job_end:", "vfio_pin_map_chunk",
+	k->interrupted = trace_most("ktask_job_end:", VFIO_MAP_FUNC,
 				    " error=-", NULL) == EINTR;
 	if (ioctl(vfio.container, VFIO_IOMMU_UNMAP_DMA, &all))
 		return -errno;
@@ -583,7 +583,7 @@ static void map_release(void *mem, unsigned long len)
 
 static const struct placer map_placer = {
 	.name		= "vfio_placement",
-	.func		= "vfio_pin_map_chunk",
+	.func		= VFIO_MAP_FUNC,
 	.vma_policy	= 1,
 	.fill		= map_fill,
 	.release	= map_release,

@@ -290,7 +290,7 @@ int map_run(unsigned char *buf, unsigned long size, int threads,
 	t0 = now_ns();
 	r->err = dma_map(buf, IOVA_BASE, size);
 	r->wall_ns = now_ns() - t0;
-	r->threads = trace_threads("vfio_pin_map_chunk");
+	r->threads = trace_threads(VFIO_MAP_FUNC);
 	r->locked_kb = vmlck_kb() - vm0;
 	r->pinned = pinned_pages() - pins0;
 	if (good)

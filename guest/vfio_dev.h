@@ -5,6 +5,8 @@
 
 #define PAGE		4096UL
 #define IOVA_BASE	(1UL << 32)	/* clear of the IOMMU's MSI window */
+/* The thread function of a map's ktask job. */
+#define VFIO_MAP_FUNC	"vfio_pin_map_chunk"
 
 struct vfio {
 	int		container, group, device;
