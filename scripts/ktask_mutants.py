@@ -372,12 +372,11 @@ MUTANTS = [
 	 '\t\t\t\t\t       kh_work);\n\n\tkh->kh_task = current;\n\tktask_helper_run(kh);\n',
 	 '\t\t\t\t\t       kh_work);\n\tstruct mm_struct *mm = kh->kh_job->kj_caller->mm;\n\n\tkh->kh_task = current;\n\tif (mm)\n\t\tkthread_use_mm(mm);\n\tktask_helper_run(kh);\n\tif (mm)\n\t\tkthread_unuse_mm(mm);\n'),
 	('idle_cpu: any online CPU',
-	 '\t\tif (cpu_online(cpu) && ktask_core_idle(cpu))',
-	 '\t\tif (cpu_online(cpu))'),
-	# Only slower: the worker waits beside its starter for the starter's
-	# time slice, which no KUnit case times.  make run's start-up table
-	# shows it (a kernel caller's first helper chunk after 2.8 ms, not
-	# 0.21); mutate.py reports it SURVIVED, as expected.
+	 '\t\tif (cpu_online(cpu) && ktask_core_idle(cpu) &&\n',
+	 '\t\tif (cpu_online(cpu) &&\n'),
+	('idle_cpu: a core offered to every worker',
+	 '\t\t    !cpumask_intersects(topology_sibling_cpumask(cpu), queued) &&\n\t\t    !cpumask_test_and_set_cpu(cpu, queued))',
+	 '\t\t    1)'),
 	('worker_start: queued from the starter\'s CPU',
 	 '\tif (cpu < nr_cpu_ids)\n\t\tqueue_work_on(cpu, ktask_wq, &kh->kh_work);\n\telse\n\t\tqueue_work_node',
 	 '\tif (0)\n\t\tqueue_work_on(cpu, ktask_wq, &kh->kh_work);\n\telse\n\t\tqueue_work_node'),
