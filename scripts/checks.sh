@@ -51,6 +51,22 @@ count_json() {
 	python3 "$top/scripts/kunit_counts.py" "$1"
 }
 
+# failed_cases LOG: what kunit.py printed of each failed case (the lines
+# since the result before it: its messages and expectations), at most 30
+# lines a case, so that a failure in CI says why without its console.
+failed_cases() {
+	sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '
+		/\[(PASSED|SKIPPED)\]|^\[[0-9:]+\] =+ / { n = 0; next }
+		/\[FAILED\]/ {
+			for (i = (n > 30 ? n - 30 : 0); i < n; i++)
+				print buf[i % 30]
+			print
+			n = 0
+			next
+		}
+		{ buf[n % 30] = $0; n++ }' | indent
+}
+
 # run_kunit NAME BUILD_DIR COMMAND MACHINE [kunit.py options]: build and
 # boot the suite (COMMAND run), or only boot it (exec), on MACHINE of
 # configs/kunit-qemu.py (numa or smt), print kunit.py's summary, count
@@ -93,6 +109,7 @@ run_kunit() {
 	set -- $(count_json "$json")
 	passed=$((passed + $1))
 	failed=$((failed + $2))
+	[ "$2" -eq 0 ] || failed_cases "$log"
 	if [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
 		[ "$2" -gt 0 ] || fail "kunit ($name): kunit.py exited with $rc$(limit_note "$rc") after $(($1 + $2 + $3)) tests"
 		tail -n 40 "$log" | indent
