@@ -51,20 +51,25 @@ count_json() {
 	python3 "$top/scripts/kunit_counts.py" "$1"
 }
 
-# failed_cases LOG: what kunit.py printed of each failed case (the lines
-# since the result before it: its messages and expectations), at most 30
-# lines a case, so that a failure in CI says why without its console.
+# failed_cases LOG: what kunit.py printed of each failed or crashed case
+# (the lines since the result before it: its messages and expectations),
+# the last 30 lines of each, so that a failure in CI says why without its
+# console.  A failed parameterized case or suite comes with its own lines.
 failed_cases() {
-	sed 's/\x1b\[[0-9;]*m//g' "$1" | awk '
-		/\[(PASSED|SKIPPED)\]|^\[[0-9:]+\] =+ / { n = 0; next }
-		/\[FAILED\]/ {
-			for (i = (n > 30 ? n - 30 : 0); i < n; i++)
-				print buf[i % 30]
-			print
+	esc=$(printf '\033')
+	sed "s/$esc\[[0-9;]*m//g" "$1" | awk '
+		function show(result,   i, first) {
+			first = n > 30 ? n - 30 : 0
+			if (first)
+				print "(" first " lines before these left out)"
+			for (i = first; i < n; i++)
+				print kept[i % 30]
+			print result
 			n = 0
-			next
 		}
-		{ buf[n % 30] = $0; n++ }' | indent
+		/\[(FAILED|CRASHED)\]/ { show($0); next }
+		/\[(PASSED|SKIPPED|NO TESTS RUN)\]|^\[[0-9:]+\] =+ / { n = 0; next }
+		{ kept[n % 30] = $0; n++ }' | indent
 }
 
 # run_kunit NAME BUILD_DIR COMMAND MACHINE [kunit.py options]: build and
@@ -102,16 +107,22 @@ run_kunit() {
 	fi
 	summary=$(sed -n 's/.*\(Testing complete\..*\)/\1/p' "$log" |
 		sed 's/\x1b\[[0-9;]*m//g' | tail -1)
-	printf '    kunit (%s): %s\n' "$name" "${summary:-no summary: kunit.py did not finish}"
 	# The raw console, kept per run (the next run in $dir overwrites it).
 	[ ! -f "$dir/test.log" ] || cp "$dir/test.log" "${log%.log}-console.log"
+	# A case that looks more than once at what a moment decides logs
+	# "missed:" for each look that went wrong (lib/test_ktask.c), which
+	# kunit.py shows only if the case fails.
+	missed=$(grep -a -c '^ *# [a-z0-9_]*: missed: ' "${log%.log}-console.log" 2>/dev/null || true)
+	printf '    kunit (%s): %s; looks missed: %s\n' "$name" \
+		"${summary:-no summary: kunit.py did not finish}" "${missed:-0}"
 	# shellcheck disable=SC2046 # three numbers
 	set -- $(count_json "$json")
 	passed=$((passed + $1))
 	failed=$((failed + $2))
-	[ "$2" -eq 0 ] || failed_cases "$log"
-	if [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
-		[ "$2" -gt 0 ] || fail "kunit ($name): kunit.py exited with $rc$(limit_note "$rc") after $(($1 + $2 + $3)) tests"
+	if [ "$2" -gt 0 ]; then
+		failed_cases "$log"
+	elif [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
+		fail "kunit ($name): kunit.py exited with $rc$(limit_note "$rc") after $(($1 + $2 + $3)) tests"
 		tail -n 40 "$log" | indent
 	fi
 }
