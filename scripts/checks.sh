@@ -56,8 +56,8 @@ count_json() {
 # the last 30 lines of each, so that a failure in CI says why without its
 # console.  A failed parameterized case or suite comes with its own lines.
 failed_cases() {
-	esc=$(printf '\033')
-	sed "s/$esc\[[0-9;]*m//g" "$1" | awk '
+	fc_esc=$(printf '\033')
+	sed "s/$fc_esc\[[0-9;]*m//g" "$1" | awk '
 		function show(result,   i, first) {
 			first = n > 30 ? n - 30 : 0
 			if (first)
@@ -112,14 +112,22 @@ run_kunit() {
 	# A case that looks more than once at what a moment decides logs
 	# "missed:" for each look that went wrong (lib/test_ktask.c), which
 	# kunit.py shows only if the case fails.
-	missed=$(grep -a -c '^ *# [a-z0-9_]*: missed: ' "${log%.log}-console.log" 2>/dev/null || true)
+	missed='?'
+	[ ! -f "${log%.log}-console.log" ] ||
+		missed=$(grep -a -c '^ *# [a-z0-9_]*: missed: ' "${log%.log}-console.log" || true)
 	printf '    kunit (%s): %s; looks missed: %s\n' "$name" \
-		"${summary:-no summary: kunit.py did not finish}" "${missed:-0}"
+		"${summary:-no summary: kunit.py did not finish}" "$missed"
 	# shellcheck disable=SC2046 # three numbers
 	set -- $(count_json "$json")
 	passed=$((passed + $1))
 	failed=$((failed + $2))
-	if [ "$2" -gt 0 ]; then
+	# A failed case says why; kunit.py stopped or dead (no results, or
+	# none failed) shows its last lines.
+	if [ ! -f "$json" ]; then
+		printf '    kunit (%s): kunit.py exited with %s%s, no results\n' \
+			"$name" "$rc" "$(limit_note "$rc")"
+		tail -n 40 "$log" | indent
+	elif [ "$2" -gt 0 ]; then
 		failed_cases "$log"
 	elif [ "$rc" -ne 0 ] || [ $(($1 + $2 + $3)) -eq 0 ]; then
 		fail "kunit ($name): kunit.py exited with $rc$(limit_note "$rc") after $(($1 + $2 + $3)) tests"
