@@ -159,11 +159,15 @@ void ktap_suite_end(const char *name)
 		  name);
 }
 
-/* The time since the last result (or the suite's start) went to @name. */
+/*
+ * The time since the last result (or the suite's start) went to @name;
+ * the console (not the KTAP) gets it for each test, to find what to cut.
+ */
 static void note_time(const char *name)
 {
 	unsigned long long now = now_ns();
 
+	printf("ktask-time: %s %.1f s\n", name, (now - ktap->last_ns) / 1e9);
 	if (now - ktap->last_ns > ktap->longest_ns) {
 		ktap->longest_ns = now - ktap->last_ns;
 		snprintf(ktap->longest, sizeof(ktap->longest), "%s", name);

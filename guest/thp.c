@@ -40,6 +40,35 @@ static int thp_bind(struct thp_region *r, int node)
 }
 
 /*
+ * @len bytes (a multiple of THP_SIZE) of private anonymous memory that
+ * faults in as THPs: aligned to THP_SIZE, madvise()d; munmap() of @len
+ * at the address returned frees it.  NULL, errno set, if not.
+ */
+void *thp_mmap(size_t len)
+{
+	char *map = mmap(NULL, len + THP_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *mem;
+	size_t head;
+
+	if (map == MAP_FAILED)
+		return NULL;
+	mem = (char *)(((uintptr_t)map + THP_SIZE - 1) & ~(THP_SIZE - 1));
+	head = mem - map;
+	if (head)
+		munmap(map, head);
+	munmap(mem + len, THP_SIZE - head);
+	if (madvise(mem, len, MADV_HUGEPAGE)) {
+		int err = errno;
+
+		munmap(mem, len);
+		errno = err;
+		return NULL;
+	}
+	return mem;
+}
+
+/*
  * Map @len bytes of memory that faults in as THPs of node @node (bound
  * by mbind(), and madvise()d), or of any node if @node is -1: 0, or
  * -errno.
@@ -48,20 +77,12 @@ int thp_map(struct thp_region *r, size_t len, int node)
 {
 	r->len = len;
 	r->page = THP_SIZE;
-	r->maplen = len + THP_SIZE;
+	r->maplen = len;
 	r->hugetlb = 0;
-	r->map = mmap(NULL, r->maplen, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r->map == MAP_FAILED)
+	r->map = thp_mmap(len);
+	if (!r->map)
 		return -errno;
-	r->mem = (char *)(((uintptr_t)r->map + THP_SIZE - 1) &
-			  ~(THP_SIZE - 1));
-	if (madvise(r->mem, len, MADV_HUGEPAGE)) {
-		int err = -errno;
-
-		thp_unmap(r);
-		return err;
-	}
+	r->mem = r->map;
 	return node < 0 ? 0 : thp_bind(r, node);
 }
 

@@ -29,6 +29,7 @@ struct thp_region {
 	int	hugetlb;
 };
 
+void *thp_mmap(size_t len);
 int thp_map(struct thp_region *r, size_t len, int node);
 int thp_map_hugetlb(struct thp_region *r, size_t len, int node, size_t page);
 void thp_unmap(struct thp_region *r);

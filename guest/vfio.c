@@ -42,6 +42,7 @@
 #include "huge.h"
 #include "placement.h"
 #include "suites.h"
+#include "thp.h"
 #include "vfio_dev.h"
 
 static void print_map(const char *name, const char *label,
@@ -407,17 +408,17 @@ static void test_exist(int vcpus)
 #define FREE_SLACK_KB	(8 << 10)	/* far below one chunk, 128 MiB */
 
 /*
- * mmap, map, unmap and munmap CYCLE_MAP; whether the map and unmap worked,
- * and one more in *@helped if a helper took part.
+ * mmap, map, unmap and munmap CYCLE_MAP of THPs (as map_fill()); whether
+ * the map and unmap worked, and one more in *@helped if a helper took
+ * part.
  */
 static int map_cycle(int threads, int *helped)
 {
-	unsigned char *buf = mmap(NULL, CYCLE_MAP, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *buf = thp_mmap(CYCLE_MAP);
 	struct map_result r;
 	int ok;
 
-	if (buf == MAP_FAILED)
+	if (!buf)
 		return 0;
 	ok = !map_run(buf, CYCLE_MAP, threads, 0, NULL, &r) && !r.err &&
 	     r.unmapped == (long long)CYCLE_MAP;
@@ -555,16 +556,18 @@ static void test_kill(int vcpus)
 
 /*
  * Map @len bytes of fresh anonymous memory under @vma's policy, and unmap
- * them: at *@mem.
+ * them: at *@mem.  THPs, as QEMU's guest memory is where it can be: the
+ * map pins runs of 2 MiB, not 4 KiB pages one by one (vfio_map_* pin
+ * those), and the placement is of the helpers and the memory they fault
+ * in, whatever its page size.
  */
 static int map_fill(unsigned long len, const struct mbind_req *vma,
 		    void **mem)
 {
 	int err;
 
-	*mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (*mem == MAP_FAILED)
+	*mem = thp_mmap(len);
+	if (!*mem)
 		return errno;
 	err = mbind_apply(*mem, len, vma);
 	if (!err)

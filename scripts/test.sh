@@ -163,26 +163,53 @@ check_kernel_doc() {
 }
 
 # Rebuild the objects of the .c files the series touches with W=1, in the
-# KUnit build; files that configuration does not build are skipped.
+# KUnit build; files that configuration does not build are skipped.  One
+# make for all of them (a make of this configuration costs 3 s before it
+# compiles anything); only if that warns does each object get a make of
+# its own, so that the check that fails names the object.
 check_w1() {
 	dir=$build/kunit
+	objs=
 	for f in $(changed_files | grep '\.c$' | sort -u); do
 		obj=${f%.c}.o
-		if [ ! -f "$dir/$obj" ]; then
-			step "W=1: $obj is not built by the KUnit configuration, skipped"
-			continue
-		fi
-		step "W=1: $obj"
-		rc=0
-		out=$(locked make -s -C "$tree" O="$dir" ARCH=x86_64 W=1 \
-			CC="$kcc" "$obj" 2>&1) || rc=$?
-		if [ "$rc" -ne 0 ] || printf '%s\n' "$out" | grep -q 'warning:'; then
-			fail "W=1 $obj"
-			printf '%s\n' "$out" | indent
+		if [ -f "$dir/$obj" ]; then
+			objs="$objs $obj"
 		else
-			pass
+			step "W=1: $obj is not built by the KUnit configuration, skipped"
 		fi
 	done
+	step "W=1:$objs"
+	# shellcheck disable=SC2086 # a list of objects
+	if w1_make -k -j2 $objs >/dev/null; then
+		for obj in $objs; do
+			pass
+		done
+		return
+	fi
+	for obj in $objs; do
+		if out=$(w1_make "$obj"); then
+			pass
+		else
+			fail "W=1 $obj"
+			printf '%s\n' "$out" | indent
+		fi
+	done
+}
+
+# w1_make ARGS: make ARGS in the KUnit build with W=1; its output, and
+# failure if make failed or warned.  The objects named are removed first:
+# one up to date would be no check (ccache has it and its warnings).
+w1_make() {
+	w1_rc=0
+	for w1_obj in "$@"; do
+		case $w1_obj in
+		*.o) rm -f "$build/kunit/$w1_obj" ;;
+		esac
+	done
+	w1_out=$(locked make -s -C "$tree" O="$build/kunit" ARCH=x86_64 W=1 \
+		CC="$kcc" "$@" 2>&1) || w1_rc=$?
+	printf '%s\n' "$w1_out"
+	[ "$w1_rc" -eq 0 ] && ! printf '%s\n' "$w1_out" | grep -q 'warning:'
 }
 
 # The suite on the KCSAN kernel; a race in ktask's code fails.
