@@ -57,7 +57,8 @@ fragment() {
 		-e 's/^\([A-Z0-9_]*=.*\)$/CONFIG_\1/p'
 }
 
-# configure LINES: write build/matrix/.config; print what did not stick.
+# configure LINES: write build/matrix/.config (and the build's auto.conf);
+# print what did not stick.
 # allnoconfig is the same for every configuration: made once a run.
 configure() {
 	mkdir -p "$dir"
@@ -72,7 +73,10 @@ configure() {
 		"$top/configs/guest.config" "$top/configs/run.config" \
 		"$top/configs/matrix.config" \
 		"$dir/variant.config" >/dev/null
-	kmake olddefconfig >/dev/null
+	# syncconfig, not olddefconfig: the same .config (each new symbol
+	# its default), and auto.conf with it, which the build would
+	# otherwise make in a second pass over every Kconfig file.
+	yes '' | kmake syncconfig >/dev/null
 	printf '%s\n' "$1" | tr '|' '\n' | while IFS='=' read -r opt val; do
 		[ -n "$opt" ] || continue
 		case $val in

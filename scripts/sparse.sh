@@ -38,12 +38,19 @@ warnings() {
 	w_objs=$(for f in $files; do
 		[ -f "$2/${f%.c}.o" ] && echo "${f%.c}.o"
 	done; true)
-	[ -n "$w_objs" ] || return 0
+	[ -n "$w_objs" ] || die "build/kunit builds none of the series' .c files"
 	# One make (each costs 3 s before it checks a file), its jobs' output
-	# whole lines (-Otarget).
+	# whole lines (-Otarget).  A make that failed may have checked
+	# nothing: no list of warnings then.
+	w_rc=0
 	# shellcheck disable=SC2086 # a list of objects
 	locked make -s -k -j2 -Otarget -C "$1" O="$2" ARCH=x86_64 CC="$kcc" \
-		C=2 $w_objs 2>&1 | grep -E '(warning|error):' |
+		C=2 $w_objs >"$build/sparse-make.log" 2>&1 || w_rc=$?
+	if [ "$w_rc" -ne 0 ]; then
+		tail -n 30 "$build/sparse-make.log" | sed 's/^/    | /' >&2
+		die "sparse: make C=2 in ${2#"$top"/} failed (status $w_rc)"
+	fi
+	grep -E '(warning|error):' "$build/sparse-make.log" |
 		sed -E "s#^($1/|\.\./${1##*/}/)?([^:]+):[0-9]+:[0-9]+: #\\2: #" | sort
 }
 

@@ -178,14 +178,19 @@ check_w1() {
 			step "W=1: $obj is not built by the KUnit configuration, skipped"
 		fi
 	done
+	if [ -z "$objs" ]; then
+		fail "W=1: the KUnit configuration builds no .c file of the series"
+		return
+	fi
 	step "W=1:$objs"
 	# shellcheck disable=SC2086 # a list of objects
-	if w1_make -k -j2 $objs >/dev/null; then
+	if together=$(w1_make -k -j2 $objs); then
 		for obj in $objs; do
 			pass
 		done
 		return
 	fi
+	alone=$failed
 	for obj in $objs; do
 		if out=$(w1_make "$obj"); then
 			pass
@@ -194,6 +199,12 @@ check_w1() {
 			printf '%s\n' "$out" | indent
 		fi
 	done
+	# What failed together and in no object alone (a file of prepare,
+	# a make that died once) fails too.
+	if [ "$failed" -eq "$alone" ]; then
+		fail "W=1: the make of all objects failed, no object alone did"
+		printf '%s\n' "$together" | tail -n 30 | indent
+	fi
 }
 
 # w1_make ARGS: make ARGS in the KUnit build with W=1; its output, and
