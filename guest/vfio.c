@@ -433,8 +433,9 @@ static int map_cycle(int threads, int *helped)
  * counted, lets the kernel set up what it keeps.  A helper must have
  * taken part in one of the cycles counted at least: what a helper leaves
  * behind is what is looked for, per job or chunk.  The map pins THPs, a
- * few runs a chunk: what it would leak per run of 4 KiB pages is below
- * the slack here, and kmemleak's (run_leftover_tests()).
+ * few runs a chunk: a leak per run of 4 KiB pages would be below the
+ * slack here; the leftovers suite's kmemleak check finds leaked objects
+ * of any size.
  */
 static void test_cycles(int vcpus)
 {

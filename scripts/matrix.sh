@@ -74,9 +74,15 @@ configure() {
 		"$top/configs/matrix.config" \
 		"$dir/variant.config" >/dev/null
 	# syncconfig, not olddefconfig: the same .config (each new symbol
-	# its default), and auto.conf with it, which the build would
-	# otherwise make in a second pass over every Kconfig file.
-	yes '' | kmake syncconfig >/dev/null
+	# its default, its prompt at the end of input), and auto.conf with
+	# it, which the build would otherwise make in a second pass over
+	# every Kconfig file.  A default that is no valid value stops it at
+	# the end of input, naming the symbol.
+	if ! kmake syncconfig </dev/null >"$dir/syncconfig.log"; then
+		grep -v -e '^\*' -e 'Error in reading' -e '^$' \
+			"$dir/syncconfig.log" | tail -n 10
+		return 1
+	fi
 	printf '%s\n' "$1" | tr '|' '\n' | while IFS='=' read -r opt val; do
 		[ -n "$opt" ] || continue
 		case $val in
@@ -133,7 +139,7 @@ build_one() {
 	fi
 	if [ -n "$unmet" ]; then
 		failed=$((failed + 1))
-		printf 'FAIL: %s: olddefconfig did not keep %s (unmet dependencies?)\n' \
+		printf 'FAIL: %s: syncconfig did not keep %s (unmet dependencies?)\n' \
 			"$name" "$(echo $unmet)"
 		return
 	fi

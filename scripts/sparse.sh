@@ -38,7 +38,7 @@ warnings() {
 	w_objs=$(for f in $files; do
 		[ -f "$2/${f%.c}.o" ] && echo "${f%.c}.o"
 	done; true)
-	[ -n "$w_objs" ] || die "build/kunit builds none of the series' .c files"
+	[ -n "$w_objs" ] || die "${2#"$top"/} builds none of the series' .c files"
 	# One make (each costs 3 s before it checks a file), its jobs' output
 	# whole lines (-Otarget).  A make that failed may have checked
 	# nothing: no list of warnings then.
@@ -73,7 +73,8 @@ if [ "${1:-}" = --update ]; then
 		echo "# sparse on baseline ($(git -C "$tree" log -1 --format=%s baseline)),"
 		echo "# build/kunit's configuration: scripts/sparse.sh --update"
 		warnings "$base_tree" "$out"
-	} >"$list"
+	} >"$list.new"
+	mv "$list.new" "$list"
 	step "sparse: $(grep -vc '^#' "$list") warnings in baseline, written to configs/${list##*/}"
 	exit 0
 fi

@@ -203,7 +203,8 @@ check_w1() {
 	# a make that died once) fails too.
 	if [ "$failed" -eq "$alone" ]; then
 		fail "W=1: the make of all objects failed, no object alone did"
-		printf '%s\n' "$together" | tail -n 30 | indent
+		{ printf '%s\n' "$together" | grep -E 'warning:|error:|\*\*\*' ||
+		  printf '%s\n' "$together" | tail -n 30; } | head -n 30 | indent
 	fi
 }
 
